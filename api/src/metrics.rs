@@ -1,0 +1,133 @@
+//! Prometheus metrics and the per-request span (request id, route, status).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tracing::Instrument;
+
+use crate::AppState;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: String,
+    status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CodeLabels {
+    code: u16,
+}
+
+type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
+
+/// The platform error code an answer carried, left on the response for the metrics layer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnsweredCode(pub(crate) u16);
+
+/// The API's metrics.
+#[derive(Debug)]
+pub(crate) struct Metrics {
+    requests: Family<RequestLabels, Counter>,
+    durations: HistogramFamily,
+    errors: Family<CodeLabels, Counter>,
+}
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 16))
+}
+
+impl Metrics {
+    pub(crate) fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            requests: Family::default(),
+            durations: Family::new_with_constructor(latency_histogram),
+            errors: Family::default(),
+        };
+        registry.register(
+            "trackhouse_http_requests",
+            "HTTP requests answered",
+            metrics.requests.clone(),
+        );
+        registry.register(
+            "trackhouse_http_request_duration_seconds",
+            "Time to answer an HTTP request (to the first byte of the body)",
+            metrics.durations.clone(),
+        );
+        registry.register(
+            "trackhouse_api_errors",
+            "Error answers by platform error code",
+            metrics.errors.clone(),
+        );
+        metrics
+    }
+}
+
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+
+/// Gives each request an id and a span, and counts it once answered.
+pub(crate) async fn observe(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().as_str().to_owned();
+    let request_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(
+            || format!("{:x}", NEXT_REQUEST.fetch_add(1, Ordering::Relaxed)),
+            str::to_owned,
+        );
+    let span = tracing::info_span!("request", request_id = %request_id, %method, %route);
+    let mut response = next.run(request).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    let metrics = &state.inner.metrics;
+    metrics
+        .requests
+        .get_or_create(&RequestLabels {
+            route: route.clone(),
+            method,
+            status,
+        })
+        .inc();
+    metrics
+        .durations
+        .get_or_create(&RouteLabels { route })
+        .observe(started.elapsed().as_secs_f64());
+    if let Some(AnsweredCode(code)) = response.extensions().get::<AnsweredCode>().copied() {
+        metrics.errors.get_or_create(&CodeLabels { code }).inc();
+    }
+    span.in_scope(|| {
+        tracing::debug!(
+            status,
+            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+            "answered"
+        )
+    });
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}

@@ -1,0 +1,152 @@
+//! Reading a call's parameters from any of the three request forms.
+//!
+//! POST with a JSON object body, POST form-encoded, and GET with a query
+//! string are equivalent (clarification 1); query-string parameters are also
+//! read on POST, and a body parameter wins over a query one of the same name.
+
+mod lenient;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, header, request::Parts};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use schemas::ErrorCode;
+use serde_json::{Map, Value};
+
+use crate::ApiError;
+pub(crate) use lenient::{ParamError, from_value, object};
+
+/// A call's raw parameters, before they are read into the call's own type.
+#[derive(Debug, Default)]
+pub(crate) struct Input {
+    pub(crate) params: Map<String, Value>,
+}
+
+impl Input {
+    /// Reads the query string and the body of a request.
+    pub(crate) async fn read(
+        parts: &Parts,
+        body: Body,
+        max_bytes: usize,
+    ) -> Result<Self, ApiError> {
+        let mut params = Map::new();
+        if let Some(query) = parts.uri.query() {
+            add_pairs(&mut params, query.as_bytes(), "query string")?;
+        }
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > max_bytes as u64) {
+            return Err(too_large(max_bytes));
+        }
+        let bytes = Limited::new(body, max_bytes)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.downcast_ref::<LengthLimitError>().is_some() {
+                    too_large(max_bytes)
+                } else {
+                    ApiError::with_description(
+                        ErrorCode::WrongRequestFormat,
+                        format!("reading the body failed: {e}"),
+                    )
+                }
+            })?
+            .to_bytes();
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            match body_kind(&parts.headers, &bytes)? {
+                BodyKind::Json => match serde_json::from_slice::<Value>(&bytes) {
+                    Ok(Value::Object(body)) => params.extend(body),
+                    Ok(_) => {
+                        return Err(ApiError::with_description(
+                            ErrorCode::WrongRequestFormat,
+                            "the JSON body must be an object of parameters",
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(ApiError::with_description(
+                            ErrorCode::WrongRequestFormat,
+                            format!("malformed JSON body: {e}"),
+                        ));
+                    }
+                },
+                BodyKind::Form => add_pairs(&mut params, &bytes, "form body")?,
+            }
+        }
+        Ok(Self { params })
+    }
+
+    /// Takes the credential: `hash` in the body or query, else `Authorization: NVX <hash>`.
+    pub(crate) fn take_credential(&mut self, headers: &HeaderMap) -> Option<String> {
+        let from_params = self.params.remove("hash").map(|v| match v {
+            Value::String(s) => s,
+            other => other.to_string(),
+        });
+        from_params.or_else(|| {
+            let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+            let (scheme, hash) = value.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("NVX")
+                .then(|| hash.trim().to_owned())
+        })
+    }
+}
+
+enum BodyKind {
+    Json,
+    Form,
+}
+
+fn body_kind(headers: &HeaderMap, bytes: &[u8]) -> Result<BodyKind, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    match content_type.as_deref() {
+        Some("application/json") => Ok(BodyKind::Json),
+        Some(t) if t.starts_with("application/") && t.ends_with("+json") => Ok(BodyKind::Json),
+        Some("application/x-www-form-urlencoded") => Ok(BodyKind::Form),
+        // No declared type: a body that opens like a JSON object is JSON, else form pairs.
+        None => {
+            let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+            Ok(if first == Some(&b'{') {
+                BodyKind::Json
+            } else {
+                BodyKind::Form
+            })
+        }
+        Some(other) => Err(ApiError::with_description(
+            ErrorCode::WrongRequestFormat,
+            format!(
+                "unsupported content type {other}; send application/json or application/x-www-form-urlencoded"
+            ),
+        )),
+    }
+}
+
+fn add_pairs(params: &mut Map<String, Value>, bytes: &[u8], what: &str) -> Result<(), ApiError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes).map_err(|e| {
+        ApiError::with_description(
+            ErrorCode::WrongRequestFormat,
+            format!("malformed {what}: {e}"),
+        )
+    })?;
+    for (key, value) in pairs {
+        params.insert(key, Value::String(value));
+    }
+    Ok(())
+}
+
+fn too_large(max_bytes: usize) -> ApiError {
+    ApiError::with_description(
+        ErrorCode::TooLargeRequest,
+        format!("the request body exceeds {max_bytes} bytes"),
+    )
+}

@@ -1,0 +1,274 @@
+//! The kinds of access a route can declare.
+
+use std::net::IpAddr;
+
+use platform::{CredentialKind, Feature, PanelAuth, Permission, Right, Secret, UserAuth};
+use schemas::ErrorCode;
+
+use super::{Access, Admitted, CallMeta, Params};
+use crate::limits::RateKey;
+use crate::{ApiError, ApiResult, AppState};
+
+fn secret(credential: Option<&str>) -> ApiResult<Secret> {
+    let Some(raw) = credential else {
+        return Err(ApiError::with_description(
+            ErrorCode::WrongHash,
+            "Wrong hash: the call needs `hash` (body, query or `Authorization: NVX <hash>`)",
+        ));
+    };
+    Secret::parse(raw.trim()).ok_or_else(|| {
+        ApiError::with_description(
+            ErrorCode::WrongHash,
+            "Wrong hash: `hash` must be 32 hexadecimal characters",
+        )
+    })
+}
+
+/// Resolves a credential; a failure also counts against the client's address,
+/// so that guessing credentials is rate-limited like guessing passwords.
+async fn resolve<T, Fut>(
+    state: &AppState,
+    meta: &CallMeta,
+    lookup: impl FnOnce(Secret) -> Fut,
+) -> ApiResult<T>
+where
+    Fut: std::future::Future<Output = platform::Result<T>>,
+{
+    let outcome = match secret(meta.credential.as_deref()) {
+        Ok(secret) => lookup(secret).await.map_err(ApiError::from),
+        Err(err) => Err(err),
+    };
+    if outcome.is_err() {
+        state.inner.limits.check(&RateKey::Ip(meta.client_ip))?;
+    }
+    outcome
+}
+
+fn user_rate_key(auth: &UserAuth, meta: &CallMeta) -> RateKey {
+    match auth.kind {
+        CredentialKind::ApiKey { key_id } => RateKey::ApiKey(key_id),
+        // Sessions are counted by digest, so the limiter holds no usable secret.
+        CredentialKind::Session => RateKey::UserSession(
+            meta.credential
+                .as_deref()
+                .and_then(|c| Secret::parse(c.trim()))
+                .map(|s| s.digest())
+                .unwrap_or_default(),
+        ),
+    }
+}
+
+/// No credential (logins); rate-limited per client address.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Public;
+
+impl Access for Public {
+    type Caller = IpAddr;
+
+    async fn admit(&self, state: &AppState, meta: CallMeta) -> ApiResult<Admitted<IpAddr>> {
+        state.inner.limits.check(&RateKey::Ip(meta.client_ip))?;
+        Ok(Admitted {
+            caller: meta.client_ip,
+            deprecated: false,
+        })
+    }
+}
+
+/// A user session from login and password; API keys are refused with 4.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Session {
+    master_only: bool,
+}
+
+impl Session {
+    /// Master users only: a sub-user's session is refused with 13 (API key management).
+    pub(crate) const fn master() -> Self {
+        Self { master_only: true }
+    }
+
+    /// Any user's session, sub-users included (logout).
+    pub(crate) const fn any() -> Self {
+        Self { master_only: false }
+    }
+}
+
+impl Access for Session {
+    type Caller = (UserAuth, Secret);
+
+    async fn admit(
+        &self,
+        state: &AppState,
+        meta: CallMeta,
+    ) -> ApiResult<Admitted<(UserAuth, Secret)>> {
+        let (auth, secret) = resolve(state, &meta, |secret| async move {
+            let auth = state.inner.store.authenticate_user(&secret).await?;
+            Ok((auth, secret))
+        })
+        .await?;
+        if auth.kind != CredentialKind::Session {
+            return Err(ApiError::with_description(
+                ErrorCode::CredentialNotFound,
+                "User or API key not found or session ended: this call needs a session from login and password, not an API key",
+            ));
+        }
+        state.inner.limits.check(&user_rate_key(&auth, &meta))?;
+        if self.master_only && auth.is_subuser() {
+            return Err(ApiError::with_description(
+                ErrorCode::OperationNotPermitted,
+                "Operation not permitted: only the master user may manage API keys",
+            ));
+        }
+        Ok(Admitted {
+            caller: (auth, secret),
+            deprecated: false,
+        })
+    }
+}
+
+/// Which trackers must hold a route's plan feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FeatureScope {
+    /// Every live tracker of the account.
+    AllTrackers,
+}
+
+/// An account call: an API key, or a user session (deprecated, announced by a
+/// `Deprecation: true` header, refused with 276 when switched off).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct User {
+    right: Option<Right>,
+    feature: Option<(Feature, FeatureScope)>,
+}
+
+impl User {
+    /// A call that needs a sub-user right (master users hold all rights).
+    pub(crate) const fn needs(right: Right) -> Self {
+        Self {
+            right: Some(right),
+            feature: None,
+        }
+    }
+
+    /// Also needs a plan feature on the trackers of `scope`.
+    pub(crate) const fn feature(self, feature: Feature, scope: FeatureScope) -> Self {
+        Self {
+            feature: Some((feature, scope)),
+            ..self
+        }
+    }
+}
+
+impl Access for User {
+    type Caller = UserAuth;
+
+    async fn admit(&self, state: &AppState, meta: CallMeta) -> ApiResult<Admitted<UserAuth>> {
+        let auth = resolve(state, &meta, |secret| async move {
+            state.inner.store.authenticate_user(&secret).await
+        })
+        .await?;
+        let deprecated = auth.kind == CredentialKind::Session;
+        if deprecated && !state.inner.config.allow_session_auth {
+            return Err(ApiError::with_description(
+                ErrorCode::ForbiddenForSessionType,
+                "Action is forbidden for received session type: use an API key; user session hashes are accepted only for API key management",
+            ));
+        }
+        state.inner.limits.check(&user_rate_key(&auth, &meta))?;
+        if let Some(right) = self.right {
+            if !state.inner.store.has_right(&auth, right).await? {
+                return Err(ApiError::with_description(
+                    ErrorCode::OperationNotPermitted,
+                    format!("Operation not permitted: the call needs the right `{right}`"),
+                ));
+            }
+        }
+        Ok(Admitted {
+            caller: auth,
+            deprecated,
+        })
+    }
+
+    async fn check_params<P: Params>(
+        &self,
+        state: &AppState,
+        caller: &UserAuth,
+        _params: &P,
+    ) -> ApiResult<()> {
+        let Some((feature, scope)) = self.feature else {
+            return Ok(());
+        };
+        let trackers = match scope {
+            FeatureScope::AllTrackers => None,
+        };
+        let lacking = state
+            .inner
+            .store
+            .trackers_lacking(caller, feature, trackers)
+            .await?;
+        if let Some(first) = lacking.first() {
+            return Err(ApiError::with_description(
+                ErrorCode::FeatureUnavailable,
+                format!(
+                    "Feature unavailable due to tariff restrictions: the plan of tracker {first} lacks `{feature}`"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A dealer panel call and the permission it needs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Panel {
+    permission: Option<Permission>,
+}
+
+impl Panel {
+    /// A panel call any panel session may make.
+    pub(crate) const fn any() -> Self {
+        Self { permission: None }
+    }
+
+    /// A panel call that needs a permission.
+    pub(crate) const fn needs(permission: Permission) -> Self {
+        Self {
+            permission: Some(permission),
+        }
+    }
+}
+
+impl Access for Panel {
+    type Caller = (PanelAuth, Secret);
+
+    async fn admit(
+        &self,
+        state: &AppState,
+        meta: CallMeta,
+    ) -> ApiResult<Admitted<(PanelAuth, Secret)>> {
+        let (auth, secret) = resolve(state, &meta, |secret| async move {
+            let auth = state.inner.store.authenticate_panel(&secret).await?;
+            Ok((auth, secret))
+        })
+        .await?;
+        state
+            .inner
+            .limits
+            .check(&RateKey::PanelDealer(auth.dealer_id))?;
+        if let Some(permission) = self.permission {
+            if !auth.has(permission) {
+                return Err(ApiError::with_description(
+                    ErrorCode::OperationNotPermitted,
+                    format!(
+                        "Operation not permitted: the call needs the panel permission `{}: {}`",
+                        permission.group(),
+                        permission.name()
+                    ),
+                ));
+            }
+        }
+        Ok(Admitted {
+            caller: (auth, secret),
+            deprecated: false,
+        })
+    }
+}

@@ -1,0 +1,161 @@
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use platform::Store;
+use prometheus_client::registry::Registry;
+use schemas::ErrorCode;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::RateLimits;
+use crate::metrics::Metrics;
+use crate::{ApiError, RateLimitConfig, Reply, route};
+
+/// Settings of the HTTP interfaces.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Largest request body accepted (after which: HTTP 412, code 9).
+    pub max_request_bytes: usize,
+    /// Whether user session hashes still work on calls other than API key
+    /// management (deprecated; answered with `Deprecation: true`).
+    pub allow_session_auth: bool,
+    /// Request rate limits.
+    pub rate_limits: RateLimitConfig,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            max_request_bytes: 16 * 1024 * 1024,
+            allow_session_auth: true,
+            rate_limits: RateLimitConfig::default(),
+        }
+    }
+}
+
+/// What every request shares: the store, settings, rate limiters and metrics.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) store: Store,
+    pub(crate) config: ApiConfig,
+    pub(crate) limits: RateLimits,
+    pub(crate) metrics: Metrics,
+    registry: Registry,
+}
+
+impl AppState {
+    /// Builds the shared state of a server.
+    pub fn new(store: Store, config: ApiConfig) -> Self {
+        let mut registry = Registry::default();
+        let metrics = Metrics::register(&mut registry);
+        let limits = RateLimits::new(&config.rate_limits);
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                limits,
+                metrics,
+                registry,
+            }),
+        }
+    }
+
+    /// The platform store.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+}
+
+/// The router of every interface, with its state.
+pub fn app(state: AppState) -> Router {
+    let routes = crate::v2::routes()
+        .into_iter()
+        .chain(crate::panel::routes());
+    let router = routes.fold(Router::new(), |router, route| route.mount(router));
+    router
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .fallback(route::unknown_path)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::observe,
+        ))
+        .with_state(state)
+}
+
+async fn healthz(State(state): State<AppState>) -> Result<Reply, ApiError> {
+    state.inner.store.ping().await?;
+    Ok(Reply::ok())
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let mut text = String::new();
+    match prometheus_client::encoding::text::encode(&mut text, &state.inner.registry) {
+        Ok(()) => (
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "encoding metrics failed");
+            ApiError::new(ErrorCode::Unexpected).into_response()
+        }
+    }
+}
+
+/// A bound listener with the router, ready to serve.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl Server {
+    /// Binds the listener (port 0 picks a free port).
+    pub async fn bind(addr: SocketAddr, state: AppState) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        Ok(Self { listener, state })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` is cancelled, then finishes the requests in flight.
+    pub async fn run(self, shutdown: CancellationToken) -> io::Result<()> {
+        let state = self.state.clone();
+        let housekeeping = shutdown.child_token();
+        let sweeper = housekeeping.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tokio::select! {
+                    () = sweeper.cancelled() => break,
+                    _ = tick.tick() => state.inner.limits.forget_idle(),
+                }
+            }
+        });
+        let service = app(self.state).into_make_service_with_connect_info::<SocketAddr>();
+        let served = axum::serve(self.listener, service)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await;
+        housekeeping.cancel();
+        served
+    }
+}

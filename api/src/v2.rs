@@ -1,0 +1,15 @@
+//! Account calls of the main interface (`/v2`, spec documents 1 and 3).
+
+mod api_key;
+mod subuser;
+mod user;
+
+use crate::route::Route;
+
+/// Every account call.
+pub(crate) fn routes() -> Vec<Route> {
+    [user::routes(), api_key::routes(), subuser::routes()]
+        .into_iter()
+        .flatten()
+        .collect()
+}

@@ -1,0 +1,186 @@
+use schemas::{ErrorCode, HasCode};
+
+/// Result of platform operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the platform store.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A parameter failed validation.
+    #[error("`{field}`: {reason}")]
+    InvalidArgument {
+        /// The parameter, as the caller named it.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No record of this kind with this id (or key) exists for the caller.
+    #[error("{entity} {id} not found")]
+    NotFound {
+        /// The kind of record.
+        entity: &'static str,
+        /// Its id or key, as given.
+        id: String,
+    },
+    /// The entity exists but is not the caller's (or is outside a sub-user's scope).
+    #[error("{entity} {id} not found among the caller's")]
+    NotCallers {
+        /// The kind of record.
+        entity: &'static str,
+        /// Its id.
+        id: i64,
+    },
+    /// The tracker is blocked.
+    #[error("tracker {tracker_id} is blocked")]
+    TrackerBlocked {
+        /// The blocked tracker.
+        tracker_id: i64,
+    },
+    /// A login is already taken.
+    #[error("login {login} is already in use")]
+    LoginInUse {
+        /// The login.
+        login: String,
+    },
+    /// A device id is already held by another live tracker.
+    #[error("device id {device_id} is already in use")]
+    DeviceIdInUse {
+        /// The device id.
+        device_id: String,
+    },
+    /// A record with this id already exists.
+    #[error("{entity} {id} already exists")]
+    AlreadyExists {
+        /// The kind of record.
+        entity: &'static str,
+        /// Its id.
+        id: i64,
+    },
+    /// Unknown login or wrong password (never says which).
+    #[error("wrong login or password")]
+    WrongLoginOrPassword,
+    /// The user exists and the password is right, but the account is not activated.
+    #[error("user is not activated")]
+    UserNotActivated,
+    /// The dealer is blocked for this kind of access.
+    #[error("dealer {dealer_id} is blocked ({status})")]
+    DealerBlocked {
+        /// The dealer.
+        dealer_id: i64,
+        /// Its block status.
+        status: &'static str,
+    },
+    /// No dealer with this panel login.
+    #[error("dealer {login} not found")]
+    DealerNotFound {
+        /// The login given.
+        login: String,
+    },
+    /// The credential is unknown, expired, ended, or of another kind.
+    #[error("credential not found or session ended")]
+    CredentialNotFound,
+    /// A per-account quota is used up.
+    #[error("quota of {limit} {what} reached")]
+    OverQuota {
+        /// What is counted.
+        what: &'static str,
+        /// The limit.
+        limit: u32,
+    },
+    /// A fuel sensor has no calibration table.
+    #[error("fuel sensor {sensor_id} has no calibration table")]
+    MissingCalibration {
+        /// The sensor.
+        sensor_id: i64,
+    },
+    /// Hashing or verifying a password failed (not a mismatch: a malfunction).
+    #[error("password hashing failed: {0}")]
+    PasswordHash(String),
+    /// The database is locked or unreachable; a retry may succeed.
+    #[error("database unavailable")]
+    DatabaseUnavailable(#[source] sqlx::Error),
+    /// A database statement failed.
+    #[error("database error")]
+    Database(#[source] sqlx::Error),
+    /// Applying the migrations failed.
+    #[error("migrating the platform database failed")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    /// A stored value could not be read back (corrupt record or a bug).
+    #[error("stored {what} is malformed: {reason}")]
+    CorruptRecord {
+        /// Which value.
+        what: &'static str,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// The data directory could not be prepared.
+    #[error("cannot prepare data directory {path}")]
+    DataDir {
+        /// The directory.
+        path: String,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A blocking task was cancelled or panicked.
+    #[error("background task failed")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+impl HasCode for Error {
+    fn code(&self) -> ErrorCode {
+        match self {
+            Self::InvalidArgument { .. } => ErrorCode::InvalidParameters,
+            Self::NotFound { .. } => ErrorCode::NotFoundInDatabase,
+            Self::NotCallers { .. } => ErrorCode::EntityNotFound,
+            Self::TrackerBlocked { .. } => ErrorCode::DeviceBlocked,
+            Self::LoginInUse { .. } => ErrorCode::LoginAlreadyInUse,
+            Self::DeviceIdInUse { .. } => ErrorCode::DeviceIdAlreadyInUse,
+            Self::AlreadyExists { .. } => ErrorCode::EntityAlreadyExists,
+            Self::WrongLoginOrPassword => ErrorCode::WrongLoginOrPassword,
+            Self::UserNotActivated => ErrorCode::UserNotActivated,
+            Self::DealerBlocked { .. } => ErrorCode::AccessDenied,
+            Self::DealerNotFound { .. } => ErrorCode::DealerNotFound,
+            Self::CredentialNotFound => ErrorCode::CredentialNotFound,
+            Self::OverQuota { .. } => ErrorCode::OverQuota,
+            Self::MissingCalibration { .. } => ErrorCode::MissingCalibration,
+            Self::PasswordHash(_) | Self::Task(_) | Self::DataDir { .. } => ErrorCode::Unexpected,
+            Self::DatabaseUnavailable(_) => ErrorCode::DatabaseUnavailable,
+            Self::Database(_) | Self::Migrate(_) | Self::CorruptRecord { .. } => {
+                ErrorCode::Database
+            }
+        }
+    }
+}
+
+impl Error {
+    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn corrupt(what: &'static str, reason: impl ToString) -> Self {
+        Self::CorruptRecord {
+            what,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(err: sqlx::Error) -> Self {
+        let busy = match &err {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+            // SQLITE_BUSY (5) and SQLITE_LOCKED (6) once the busy timeout ran out.
+            sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("5" | "6" | "517")),
+            _ => false,
+        };
+        if busy {
+            Self::DatabaseUnavailable(err)
+        } else {
+            Self::Database(err)
+        }
+    }
+}

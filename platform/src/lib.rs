@@ -1,0 +1,39 @@
+//! The platform's own records: dealers and their panel accounts, plans, users
+//! and sub-users with their rights, trackers and fuel sensors, and every
+//! credential (user sessions, API keys, panel sessions, ingest tokens).
+//!
+//! [`Store`] is the entry point: it opens the SQLite database in the data
+//! directory (WAL mode, so the `admin` CLI and a running server share it and
+//! see each other's changes at once), applies the embedded migrations, and
+//! answers every question the API asks about who may do what. Nothing is
+//! cached in memory, so a change made by one process is seen by the next call
+//! in another.
+//!
+//! Statements use `$N` placeholders and standard SQL so that PostgreSQL can be
+//! added as a second backend; only the DDL of identity columns differs.
+//!
+//! This crate does not own HTTP (`api`), nor telemetry (`ingest`, `query`).
+
+mod access;
+mod credentials;
+mod dealers;
+mod error;
+mod ingest_tokens;
+mod model;
+mod secret;
+mod store;
+mod trackers;
+mod users;
+mod validate;
+
+pub use access::{Feature, Permission, Right};
+pub use credentials::{ApiKey, CredentialKind, PanelAuth, UserAuth};
+pub use dealers::{DealerInfo, NewDealer};
+pub use error::{Error, Result};
+pub use ingest_tokens::IngestToken;
+pub use model::{BlockStatus, ContractType, LegalType, StorePeriod};
+pub use secret::Secret;
+pub use store::{Store, StoreConfig};
+pub use trackers::{Calibration, FuelSensor, NewPlan, NewTracker, Tracker};
+pub use users::{NewSubuser, NewUser, Subuser};
+pub use validate::{check_login, check_printable, check_time_zone};

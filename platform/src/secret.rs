@@ -1,0 +1,141 @@
+//! Credentials and passwords: generation, digests, argon2id hashing.
+
+use std::fmt;
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::{Error, Result};
+
+/// A credential secret (session hash, API key, ingest token): 32 lower-case hex characters.
+///
+/// Its `Debug` output is redacted so that it never reaches a log by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// A fresh secret: 16 bytes from the operating system's CSPRNG, hex-encoded.
+    pub fn generate() -> Result<Self> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| Error::PasswordHash(format!("OS random source failed: {e}")))?;
+        Ok(Self(hex::encode(bytes)))
+    }
+
+    /// Parses a secret as sent by a caller; `None` unless it is 32 hex characters.
+    ///
+    /// Upper-case hex is accepted and normalised.
+    pub fn parse(text: &str) -> Option<Self> {
+        (text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| Self(text.to_ascii_lowercase()))
+    }
+
+    /// The secret itself, to hand to its owner.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The SHA-256 digest under which the secret is stored and looked up.
+    ///
+    /// Lookups by digest mean that the time a lookup takes says nothing about
+    /// how much of a guessed secret was right.
+    pub fn digest(&self) -> String {
+        hex::encode(Sha256::digest(self.0.as_bytes()))
+    }
+
+    /// Compares with another secret in constant time.
+    pub fn ct_eq(&self, other: &Secret) -> bool {
+        self.0.as_bytes().ct_eq(other.0.as_bytes()).into()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// Hashes a password with argon2id (default parameters) on a blocking thread.
+pub(crate) async fn hash_password(password: &str) -> Result<String> {
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut salt_bytes = [0u8; 16];
+        getrandom::fill(&mut salt_bytes)
+            .map_err(|e| Error::PasswordHash(format!("OS random source failed: {e}")))?;
+        let salt =
+            SaltString::encode_b64(&salt_bytes).map_err(|e| Error::PasswordHash(e.to_string()))?;
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|hash| hash.to_string())
+            .map_err(|e| Error::PasswordHash(e.to_string()))
+    })
+    .await
+    .map_err(Error::Task)?
+}
+
+/// A valid argon2id hash of a password nobody knows; verified against when the
+/// login is unknown, so that a wrong login costs as much time as a wrong password.
+const DECOY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$Jp4NQbgZSxHcxz0s3cPH7PLGLr42i6Mx9ikOabGPC6A";
+
+/// Verifies a password against a stored hash (or the decoy) on a blocking thread.
+pub(crate) async fn verify_password(password: &str, stored_hash: Option<String>) -> Result<bool> {
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let is_real = stored_hash.is_some();
+        let stored = stored_hash.unwrap_or_else(|| DECOY_HASH.to_owned());
+        let parsed = PasswordHash::new(&stored).map_err(|e| Error::corrupt("password hash", e))?;
+        let matches = Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok();
+        Ok(is_real && matches)
+    })
+    .await
+    .map_err(Error::Task)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_32_lower_hex_and_distinct() {
+        let a = Secret::generate().unwrap();
+        let b = Secret::generate().unwrap();
+        assert_eq!(a.expose().len(), 32);
+        assert!(
+            a.expose()
+                .bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+        );
+        assert_ne!(a, b);
+        assert_eq!(format!("{a:?}"), "Secret(<redacted>)");
+    }
+
+    #[test]
+    fn parse_accepts_only_32_hex() {
+        assert!(Secret::parse("0123456789abcdef0123456789ABCDEF").is_some());
+        assert!(Secret::parse("0123456789abcdef0123456789abcde").is_none());
+        assert!(Secret::parse("0123456789abcdef0123456789abcdeg").is_none());
+        assert_eq!(
+            Secret::parse("ABCDEF0123456789ABCDEF0123456789")
+                .unwrap()
+                .expose(),
+            "abcdef0123456789abcdef0123456789"
+        );
+    }
+
+    #[tokio::test]
+    async fn passwords_verify_and_decoy_never_matches() {
+        let hash = hash_password("s3cret!").await.unwrap();
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(
+            verify_password("s3cret!", Some(hash.clone()))
+                .await
+                .unwrap()
+        );
+        assert!(!verify_password("wrong", Some(hash)).await.unwrap());
+        assert!(!verify_password("", None).await.unwrap());
+    }
+}

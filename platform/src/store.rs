@@ -1,0 +1,105 @@
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use schemas::Clock;
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use crate::{Error, Result};
+
+/// Settings of the platform store.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// The data directory; the database is `platform.sqlite` inside it.
+    pub data_dir: PathBuf,
+    /// A user session ends after this long without use.
+    pub user_session_idle: TimeDelta,
+    /// A panel session ends this long after it was created.
+    pub panel_session_ttl: TimeDelta,
+    /// API keys a user may hold.
+    pub max_api_keys: u32,
+    /// How stale a session's last-use stamp may get before a call refreshes it
+    /// (saves a database write on most calls).
+    pub last_used_refresh: TimeDelta,
+    /// Connections in the pool.
+    pub max_connections: u32,
+}
+
+impl StoreConfig {
+    /// The defaults of the spec for a data directory.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            user_session_idle: TimeDelta::days(30),
+            panel_session_ttl: TimeDelta::hours(24),
+            max_api_keys: 20,
+            last_used_refresh: TimeDelta::minutes(1),
+            max_connections: 8,
+        }
+    }
+}
+
+/// The platform's records in SQLite; cheap to clone, shared by all requests.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub(crate) pool: SqlitePool,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) config: Arc<StoreConfig>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in the data directory and migrates it.
+    pub async fn open(config: StoreConfig, clock: Arc<dyn Clock>) -> Result<Self> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| Error::DataDir {
+            path: config.data_dir.display().to_string(),
+            source,
+        })?;
+        let path = config.data_dir.join("platform.sqlite");
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // WAL with NORMAL is durable across process crashes; a power loss may
+            // lose the last commits, never corrupt the file.
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(config.max_connections)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&pool)
+            .await
+            .map_err(Error::Migrate)?;
+        Ok(Self {
+            pool,
+            clock,
+            config: Arc::new(config),
+        })
+    }
+
+    /// The store's settings.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// The clock the store stamps records with.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Closes the pool, waiting for connections in use.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

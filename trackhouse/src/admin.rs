@@ -1,0 +1,445 @@
+//! `trackhouse admin`: operator commands, one JSON object on stdout each.
+//!
+//! They write straight to the data directory's SQLite database, which a
+//! running server reads on every call, so changes take effect at once.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use platform::{
+    BlockStatus, Calibration, ContractType, Feature, NewDealer, NewPlan, NewSubuser, NewTracker,
+    NewUser, Permission, Right, StorePeriod,
+};
+use schemas::{DealerId, HasCode, PlanId, TrackerId, UserId};
+use serde_json::{Value, json};
+
+/// Options of `trackhouse admin`.
+#[derive(Debug, Args)]
+pub(crate) struct AdminArgs {
+    /// The data directory to act on (the one `serve` uses).
+    #[arg(
+        long,
+        env = "TRACKHOUSE_DATA_DIR",
+        default_value = "./trackhouse-data",
+        global = true
+    )]
+    data_dir: PathBuf,
+
+    #[command(subcommand)]
+    command: AdminCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Dealers and their panel accounts.
+    #[command(subcommand)]
+    Dealer(DealerCommand),
+    /// Plans (tariffs) of a dealer.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// Master users.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Trackers.
+    #[command(subcommand)]
+    Tracker(TrackerCommand),
+    /// Fuel sensors.
+    #[command(subcommand)]
+    Sensor(SensorCommand),
+    /// Sub-users.
+    #[command(subcommand)]
+    Subuser(SubuserCommand),
+    /// API keys.
+    #[command(subcommand, name = "api-key")]
+    ApiKey(ApiKeyCommand),
+    /// Tokens for device data intake.
+    #[command(subcommand, name = "ingest-token")]
+    IngestToken(IngestTokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum DealerCommand {
+    /// Create a dealer with its panel account → `{"dealer_id":N}`.
+    Create {
+        /// Title.
+        #[arg(long)]
+        title: String,
+        /// Panel login: the dealer's numeric id (default: the next free id).
+        #[arg(long)]
+        panel_login: Option<i64>,
+        /// Panel password (6 to 40 printable characters).
+        #[arg(long)]
+        panel_password: String,
+        /// Contract type: PARTNER, AGENT or PAAS.
+        #[arg(long, default_value = "PAAS")]
+        contract_type: String,
+        /// Panel permissions, comma-separated `group:permission` (default: all).
+        #[arg(long, value_delimiter = ',')]
+        permissions: Option<Vec<String>>,
+        /// Time zone of the dealer's new users.
+        #[arg(long, default_value = "UTC")]
+        time_zone: String,
+    },
+    /// Block a dealer → `{"dealer_id":N,"block_status":".."}`.
+    Block {
+        /// The dealer.
+        #[arg(long)]
+        dealer_id: i64,
+        /// INITIAL_BLOCK, BLOCK_LOGIN (panel only) or CLIENTS_BLOCKED (panel and users).
+        #[arg(long, default_value = "CLIENTS_BLOCKED")]
+        status: String,
+    },
+    /// Unblock a dealer → `{"dealer_id":N,"block_status":"NOT_BLOCKED"}`.
+    Unblock {
+        /// The dealer.
+        #[arg(long)]
+        dealer_id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PlanCommand {
+    /// Create a tracker plan → `{"plan_id":N}`.
+    Create {
+        /// The dealer selling it.
+        #[arg(long)]
+        dealer_id: i64,
+        /// Name, unique among the dealer's plans.
+        #[arg(long)]
+        name: String,
+        /// Store period: 2h, 3d, 12m, 1y.
+        #[arg(long, default_value = "3m")]
+        store_period: String,
+        /// Plan features, comma-separated (multilevel_access, weblocator); default none.
+        #[arg(long, value_delimiter = ',')]
+        features: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Create a master user → `{"user_id":N}`.
+    Create {
+        /// The dealer.
+        #[arg(long)]
+        dealer_id: i64,
+        /// E-mail login.
+        #[arg(long)]
+        login: String,
+        /// Password (1 to 40 printable characters).
+        #[arg(long)]
+        password: String,
+        /// IANA time zone (default: the dealer's default).
+        #[arg(long)]
+        time_zone: Option<String>,
+        /// Create the user not activated (cannot log in: code 103).
+        #[arg(long)]
+        inactive: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TrackerCommand {
+    /// Create a tracker → `{"tracker_id":N}`.
+    Create {
+        /// The owner (a master user).
+        #[arg(long)]
+        user_id: i64,
+        /// Label.
+        #[arg(long)]
+        label: String,
+        /// Device id (IMEI).
+        #[arg(long)]
+        device_id: String,
+        /// Device model.
+        #[arg(long, default_value = "")]
+        model: String,
+        /// Plan id (default: the dealer's standard plan).
+        #[arg(long)]
+        plan_id: Option<i64>,
+        /// Store period, choosing the dealer's plan with that period (2h, 3d, 12m, 1y).
+        #[arg(long, conflicts_with = "plan_id")]
+        store_period: Option<String>,
+        /// IANA time zone (default: the owner's).
+        #[arg(long)]
+        time_zone: Option<String>,
+    },
+    /// Block a tracker → `{"tracker_id":N,"blocked":true}`.
+    Block {
+        /// The tracker.
+        #[arg(long)]
+        tracker_id: i64,
+    },
+    /// Unblock a tracker → `{"tracker_id":N,"blocked":false}`.
+    Unblock {
+        /// The tracker.
+        #[arg(long)]
+        tracker_id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SensorCommand {
+    /// Create a fuel sensor → `{"sensor_id":N}`.
+    Create {
+        /// The tracker.
+        #[arg(long)]
+        tracker_id: i64,
+        /// Name (the column of resampling answers).
+        #[arg(long)]
+        name: String,
+        /// The raw input it reads, e.g. lls_level_1.
+        #[arg(long)]
+        input: String,
+        /// Calibration table `raw:litres,raw:litres,...` (omit for an uncalibrated sensor).
+        #[arg(long)]
+        calibration: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SubuserCommand {
+    /// Create a sub-user → `{"subuser_id":N}`.
+    Create {
+        /// The master user.
+        #[arg(long)]
+        user_id: i64,
+        /// E-mail login.
+        #[arg(long)]
+        login: String,
+        /// Password (6 to 20 characters).
+        #[arg(long)]
+        password: String,
+        /// Rights, comma-separated (vehicle_update, employee_update, payment_create, weblocator_session_create).
+        #[arg(long, value_delimiter = ',')]
+        rights: Vec<String>,
+        /// Trackers the sub-user may see, comma-separated ids.
+        #[arg(long, value_delimiter = ',')]
+        trackers: Vec<i64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ApiKeyCommand {
+    /// Create an API key for a user → `{"hash":".."}`.
+    Create {
+        /// The user.
+        #[arg(long)]
+        user_id: i64,
+        /// Title (1 to 255 printable characters).
+        #[arg(long)]
+        title: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum IngestTokenCommand {
+    /// Create an ingest token → `{"token":".."}`.
+    Create {
+        /// Title.
+        #[arg(long)]
+        title: String,
+        /// Allow lines that carry their own server_time (backfills).
+        #[arg(long)]
+        backfill: bool,
+    },
+}
+
+pub(crate) async fn run(args: AdminArgs) -> ExitCode {
+    let outcome = match crate::serve::open_store(&args.data_dir).await {
+        Ok(store) => {
+            let outcome = execute(&store, args.command).await;
+            store.close().await;
+            outcome.map_err(|e| (e.code(), e.to_string()))
+        }
+        Err(e) => Err((schemas::ErrorCode::Database, format!("{e:#}"))),
+    };
+    match outcome {
+        Ok(answer) => {
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{answer}").is_err() {
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err((code, description)) => {
+            let error = json!({"success": false, "status": {"code": code.number(), "description": description}});
+            let _ = writeln!(std::io::stderr(), "{error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_list<T>(
+    field: &'static str,
+    names: &[String],
+    parse: impl Fn(&str) -> Option<T>,
+) -> platform::Result<Vec<T>> {
+    names
+        .iter()
+        .map(|name| {
+            parse(name.trim()).ok_or_else(|| platform::Error::InvalidArgument {
+                field,
+                reason: format!("unknown value {name:?}"),
+            })
+        })
+        .collect()
+}
+
+async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Result<Value> {
+    Ok(match command {
+        AdminCommand::Dealer(DealerCommand::Create {
+            title,
+            panel_login,
+            panel_password,
+            contract_type,
+            permissions,
+            time_zone,
+        }) => {
+            let permissions = permissions
+                .map(|names| parse_list("permissions", &names, Permission::parse_lenient))
+                .transpose()?;
+            let id = store
+                .create_dealer(NewDealer {
+                    id: panel_login.map(DealerId),
+                    title,
+                    panel_password,
+                    contract_type: ContractType::parse("contract_type", &contract_type)?,
+                    permissions,
+                    default_user_time_zone: time_zone,
+                })
+                .await?;
+            json!({"dealer_id": id})
+        }
+        AdminCommand::Dealer(DealerCommand::Block { dealer_id, status }) => {
+            let status = BlockStatus::parse("status", &status)?;
+            store
+                .set_dealer_block_status(DealerId(dealer_id), status)
+                .await?;
+            json!({"dealer_id": dealer_id, "block_status": status})
+        }
+        AdminCommand::Dealer(DealerCommand::Unblock { dealer_id }) => {
+            store
+                .set_dealer_block_status(DealerId(dealer_id), BlockStatus::NotBlocked)
+                .await?;
+            json!({"dealer_id": dealer_id, "block_status": BlockStatus::NotBlocked})
+        }
+        AdminCommand::Plan(PlanCommand::Create {
+            dealer_id,
+            name,
+            store_period,
+            features,
+        }) => {
+            let id = store
+                .create_plan(NewPlan {
+                    dealer_id: DealerId(dealer_id),
+                    name,
+                    store_period: StorePeriod::parse("store_period", &store_period)?,
+                    features: parse_list("features", &features, Feature::parse)?,
+                })
+                .await?;
+            json!({"plan_id": id})
+        }
+        AdminCommand::User(UserCommand::Create {
+            dealer_id,
+            login,
+            password,
+            time_zone,
+            inactive,
+        }) => {
+            let id = store
+                .create_user(NewUser {
+                    dealer_id: DealerId(dealer_id),
+                    login,
+                    password,
+                    time_zone,
+                    activated: !inactive,
+                    legal_type: platform::LegalType::Individual,
+                    first_name: String::new(),
+                    last_name: String::new(),
+                })
+                .await?;
+            json!({"user_id": id})
+        }
+        AdminCommand::Tracker(TrackerCommand::Create {
+            user_id,
+            label,
+            device_id,
+            model,
+            plan_id,
+            store_period,
+            time_zone,
+        }) => {
+            let id = store
+                .create_tracker(NewTracker {
+                    user_id: UserId(user_id),
+                    label,
+                    device_id,
+                    model,
+                    plan_id: plan_id.map(PlanId),
+                    store_period: store_period
+                        .map(|p| StorePeriod::parse("store_period", &p))
+                        .transpose()?,
+                    time_zone,
+                })
+                .await?;
+            json!({"tracker_id": id})
+        }
+        AdminCommand::Tracker(TrackerCommand::Block { tracker_id }) => {
+            store
+                .set_tracker_blocked(TrackerId(tracker_id), true)
+                .await?;
+            json!({"tracker_id": tracker_id, "blocked": true})
+        }
+        AdminCommand::Tracker(TrackerCommand::Unblock { tracker_id }) => {
+            store
+                .set_tracker_blocked(TrackerId(tracker_id), false)
+                .await?;
+            json!({"tracker_id": tracker_id, "blocked": false})
+        }
+        AdminCommand::Sensor(SensorCommand::Create {
+            tracker_id,
+            name,
+            input,
+            calibration,
+        }) => {
+            let calibration = calibration
+                .map(|c| Calibration::parse("calibration", &c))
+                .transpose()?;
+            let id = store
+                .create_fuel_sensor(TrackerId(tracker_id), &name, &input, calibration)
+                .await?;
+            json!({"sensor_id": id})
+        }
+        AdminCommand::Subuser(SubuserCommand::Create {
+            user_id,
+            login,
+            password,
+            rights,
+            trackers,
+        }) => {
+            let id = store
+                .create_subuser(NewSubuser {
+                    master_id: UserId(user_id),
+                    login,
+                    password,
+                    rights: parse_list("rights", &rights, Right::parse)?,
+                    trackers: trackers.into_iter().map(TrackerId).collect(),
+                    first_name: String::new(),
+                    last_name: String::new(),
+                })
+                .await?;
+            json!({"subuser_id": id})
+        }
+        AdminCommand::ApiKey(ApiKeyCommand::Create { user_id, title }) => {
+            let key = store.create_api_key(UserId(user_id), &title).await?;
+            json!({"hash": key.hash.expose()})
+        }
+        AdminCommand::IngestToken(IngestTokenCommand::Create { title, backfill }) => {
+            let (id, secret) = store.create_ingest_token(&title, backfill).await?;
+            json!({"token": secret.expose(), "token_id": id, "backfill": backfill})
+        }
+    })
+}

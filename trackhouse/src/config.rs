@@ -1,0 +1,115 @@
+//! Configuration: one clap tree; every flag also reads a `TRACKHOUSE_*` variable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use api::{ApiConfig, Rate, RateLimitConfig};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::admin::AdminArgs;
+use crate::demo::DemoArgs;
+
+/// Trackhouse: telemetry storage and the fleet platform API.
+#[derive(Debug, Parser)]
+#[command(name = "trackhouse", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve every interface (`/v2`, `/dwh/v1`, `/eco_fleet/v1`, `/ingest/v1`, `/healthz`, `/metrics`) on one listener.
+    Serve(ServerArgs),
+    /// Operator commands on a data directory; each prints one JSON object and takes effect at once, also while `serve` runs.
+    Admin(AdminArgs),
+    /// Create demo accounts in a fresh data directory, print ready-to-paste calls, then serve.
+    Demo(DemoArgs),
+}
+
+/// Options of a serving process.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServerArgs {
+    /// Directory of all state: the platform database and, later, the WAL and Parquet files.
+    #[arg(long, env = "TRACKHOUSE_DATA_DIR", default_value = "./trackhouse-data")]
+    pub(crate) data_dir: PathBuf,
+
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, env = "TRACKHOUSE_LISTEN", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: SocketAddr,
+
+    /// Largest request body accepted, in bytes; larger ones get HTTP 412 (code 9).
+    #[arg(long, env = "TRACKHOUSE_MAX_REQUEST_BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub(crate) max_request_bytes: usize,
+
+    /// Accept user session hashes on calls other than API key management (deprecated; answered with `Deprecation: true`). `false` refuses them with code 276.
+    #[arg(long, env = "TRACKHOUSE_SESSION_AUTH", default_value_t = true, action = clap::ArgAction::Set)]
+    pub(crate) session_auth: bool,
+
+    /// Rate limit per user session, as `N/s`, `N/m` or `N/h`.
+    #[arg(long, env = "TRACKHOUSE_RATE_USER_SESSION", default_value = "50/s")]
+    pub(crate) rate_user_session: Rate,
+
+    /// Rate limit per API key (each key counted apart from the sessions and other keys).
+    #[arg(long, env = "TRACKHOUSE_RATE_API_KEY", default_value = "50/s")]
+    pub(crate) rate_api_key: Rate,
+
+    /// Rate limit per dealer on the panel, shared by its sessions.
+    #[arg(long, env = "TRACKHOUSE_RATE_PANEL_DEALER", default_value = "10/s")]
+    pub(crate) rate_panel_dealer: Rate,
+
+    /// Rate limit per client IP for calls without a credential (logins) and failed credentials.
+    #[arg(long, env = "TRACKHOUSE_RATE_ANONYMOUS_IP", default_value = "30/m")]
+    pub(crate) rate_anonymous_ip: Rate,
+
+    #[command(flatten)]
+    pub(crate) log: LogArgs,
+}
+
+impl ServerArgs {
+    pub(crate) fn api_config(&self) -> ApiConfig {
+        ApiConfig {
+            max_request_bytes: self.max_request_bytes,
+            allow_session_auth: self.session_auth,
+            rate_limits: RateLimitConfig {
+                user_session: self.rate_user_session,
+                api_key: self.rate_api_key,
+                panel_dealer: self.rate_panel_dealer,
+                anonymous_ip: self.rate_anonymous_ip,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Logging options.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LogArgs {
+    /// Log filter, in `tracing` env-filter syntax (`info`, `api=debug,info`).
+    #[arg(long, env = "TRACKHOUSE_LOG", default_value = "info")]
+    pub(crate) log: String,
+
+    /// Log format.
+    #[arg(long, env = "TRACKHOUSE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+}
+
+/// Structured logs on stderr (stdout is kept for the answers of `admin` and `demo`).
+pub(crate) fn init_logging(args: &LogArgs) {
+    let filter = tracing_subscriber::EnvFilter::try_new(&args.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

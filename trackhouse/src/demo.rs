@@ -1,0 +1,300 @@
+//! `trackhouse demo`: demo accounts on a fresh data directory, ready-to-paste calls, then serve.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use clap::Args;
+use platform::{
+    Calibration, ContractType, NewDealer, NewSubuser, NewTracker, NewUser, Right, Secret, Store,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::ServerArgs;
+
+/// Options of `trackhouse demo`.
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+
+    /// Days of telemetry to generate (used once device data intake is in place).
+    #[arg(long, env = "TRACKHOUSE_DEMO_DAYS", default_value_t = 7)]
+    pub(crate) days: u32,
+}
+
+/// Everything the demo created, written to `DATA_DIR/demo.json`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DemoAccounts {
+    pub(crate) dealer: DemoDealer,
+    pub(crate) users: Vec<DemoUser>,
+    pub(crate) subuser: DemoLogin,
+    pub(crate) trackers: Vec<DemoTracker>,
+    pub(crate) api_key: String,
+    pub(crate) ingest_token: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DemoDealer {
+    pub(crate) dealer_id: i64,
+    pub(crate) panel_login: String,
+    pub(crate) panel_password: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DemoUser {
+    pub(crate) user_id: i64,
+    pub(crate) login: String,
+    pub(crate) password: String,
+    pub(crate) time_zone: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DemoLogin {
+    pub(crate) user_id: i64,
+    pub(crate) login: String,
+    pub(crate) password: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DemoTracker {
+    pub(crate) tracker_id: i64,
+    pub(crate) user_id: i64,
+    pub(crate) label: String,
+    pub(crate) device_id: String,
+    pub(crate) blocked: bool,
+    pub(crate) fuel_sensors: Vec<String>,
+}
+
+pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    let store = crate::serve::open_store(&args.server.data_dir).await?;
+    let file = args.server.data_dir.join("demo.json");
+    let accounts = if file.exists() {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?
+    } else {
+        let accounts = create(&store).await?;
+        write_atomically(&file, &serde_json::to_vec_pretty(&accounts)?)?;
+        accounts
+    };
+    let data_dir = args.server.data_dir.clone();
+    crate::serve::serve(args.server, store, |addr| {
+        let text = instructions(&accounts, &addr.to_string(), &file, &data_dir);
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    })
+    .await
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
+}
+
+/// A password of 16 letters and digits, safe to paste into a shell.
+fn password() -> anyhow::Result<String> {
+    Ok(Secret::generate()?.expose()[..16].to_owned())
+}
+
+pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
+    let panel_password = password()?;
+    let dealer_id = store
+        .create_dealer(NewDealer {
+            id: None,
+            title: "Demo Fleet Services".to_owned(),
+            panel_password: panel_password.clone(),
+            contract_type: ContractType::Paas,
+            permissions: None,
+            default_user_time_zone: "UTC".to_owned(),
+        })
+        .await?;
+    let mut users = Vec::new();
+    for (login, zone, first, last) in [
+        (
+            "manager@demo-fleet.example",
+            "Asia/Almaty",
+            "Aigerim",
+            "Sadykova",
+        ),
+        (
+            "dispatch@other-fleet.example",
+            "Europe/Berlin",
+            "Jonas",
+            "Weber",
+        ),
+    ] {
+        let password = password()?;
+        let user_id = store
+            .create_user(NewUser {
+                dealer_id,
+                login: login.to_owned(),
+                password: password.clone(),
+                time_zone: Some(zone.to_owned()),
+                activated: true,
+                legal_type: platform::LegalType::LegalEntity,
+                first_name: first.to_owned(),
+                last_name: last.to_owned(),
+            })
+            .await?;
+        users.push(DemoUser {
+            user_id: user_id.0,
+            login: login.to_owned(),
+            password,
+            time_zone: zone.to_owned(),
+        });
+    }
+    let owner = schemas::UserId(users[0].user_id);
+    let mut trackers = Vec::new();
+    for (label, device_id, blocked, sensors) in [
+        (
+            "Truck 01 (MAN TGS)",
+            "356307042441013",
+            false,
+            vec![("Main tank", "lls_level_1", "0:0,1024:150,4095:600")],
+        ),
+        (
+            "Truck 02 (Volvo FH)",
+            "356307042441021",
+            false,
+            vec![
+                ("Left tank", "lls_level_1", "0:0,4095:400"),
+                ("Right tank", "lls_level_2", "0:0,2048:210,4095:400"),
+            ],
+        ),
+        (
+            "Van 03 (blocked)",
+            "356307042441039",
+            true,
+            vec![("Tank", "lls_level_1", "0:0,4095:80")],
+        ),
+    ] {
+        let tracker_id = store
+            .create_tracker(NewTracker {
+                user_id: owner,
+                label: label.to_owned(),
+                device_id: device_id.to_owned(),
+                model: "teltonika_fmb920".to_owned(),
+                plan_id: None,
+                store_period: None,
+                time_zone: None,
+            })
+            .await?;
+        for (name, input, table) in &sensors {
+            store
+                .create_fuel_sensor(
+                    tracker_id,
+                    name,
+                    input,
+                    Some(Calibration::parse("calibration", table)?),
+                )
+                .await?;
+        }
+        if blocked {
+            store.set_tracker_blocked(tracker_id, true).await?;
+        }
+        trackers.push(DemoTracker {
+            tracker_id: tracker_id.0,
+            user_id: owner.0,
+            label: label.to_owned(),
+            device_id: device_id.to_owned(),
+            blocked,
+            fuel_sensors: sensors
+                .iter()
+                .map(|(name, _, _)| (*name).to_owned())
+                .collect(),
+        });
+    }
+    let sub_password = password()?;
+    let sub_login = "driver@demo-fleet.example".to_owned();
+    let subuser_id = store
+        .create_subuser(NewSubuser {
+            master_id: owner,
+            login: sub_login.clone(),
+            password: sub_password.clone(),
+            rights: vec![Right::VehicleUpdate],
+            trackers: vec![schemas::TrackerId(trackers[0].tracker_id)],
+            first_name: "Nurlan".to_owned(),
+            last_name: "Driver".to_owned(),
+        })
+        .await?;
+    let api_key = store.create_api_key(owner, "demo integration").await?;
+    let (_, ingest_token) = store.create_ingest_token("demo devices", true).await?;
+    Ok(DemoAccounts {
+        dealer: DemoDealer {
+            dealer_id: dealer_id.0,
+            panel_login: dealer_id.to_string(),
+            panel_password,
+        },
+        users,
+        subuser: DemoLogin {
+            user_id: subuser_id.0,
+            login: sub_login,
+            password: sub_password,
+        },
+        trackers,
+        api_key: api_key.hash.expose().to_owned(),
+        ingest_token: ingest_token.expose().to_owned(),
+    })
+}
+
+/// The ready-to-paste calls printed once the server listens.
+pub(crate) fn instructions(
+    accounts: &DemoAccounts,
+    addr: &str,
+    file: &Path,
+    data_dir: &Path,
+) -> String {
+    let user = &accounts.users[0];
+    let base = format!("http://{addr}");
+    let tracker = accounts.trackers.first().map_or(0, |t| t.tracker_id);
+    let hash_of = r#"sed -E 's/.*"hash":"([0-9a-f]{32})".*/\1/'"#;
+    format!(
+        r#"
+Trackhouse demo is serving on {base}
+Accounts, passwords and keys: {file}
+Operator commands: cargo run --release -- admin --data-dir {data_dir} --help
+
+# Log in as the account's master user (time zone {zone}) and keep the session hash:
+HASH=$(curl -s {base}/v2/user/auth -d 'login={login}' -d 'password={password}' | {hash_of}); echo "$HASH"
+
+# List the account's API keys with that session (JSON body):
+curl -s {base}/v2/api/key/list -H 'Content-Type: application/json' -d "{{\"hash\":\"$HASH\"}}"
+
+# Create another API key (form-encoded), then list again with the GET form:
+curl -s {base}/v2/api/key/create -d "hash=$HASH" -d 'title=My integration'
+curl -s "{base}/v2/api/key/list?hash=$HASH"
+
+# Use the demo API key (header form), e.g. list sub-users:
+curl -s {base}/v2/subuser/list -H 'Authorization: NVX {api_key}'
+
+# Dealer panel: log in (the login is the dealer id), then read dealer info:
+PANEL=$(curl -s {base}/v2/panel/account/auth -d 'login={panel_login}' -d 'password={panel_password}' | {hash_of}); echo "$PANEL"
+curl -s {base}/v2/panel/dealer/get_info -d "hash=$PANEL"
+
+# Errors come as the platform's error object, e.g. an unknown key:
+curl -s {base}/v2/api/key/delete -d "hash=$HASH" -d 'key=00000000000000000000000000000000'
+
+# Tracker ids: {trackers} (first: {tracker}); health and metrics:
+curl -s {base}/healthz
+curl -s {base}/metrics | head
+
+Stop with Ctrl-C.
+"#,
+        zone = user.time_zone,
+        login = user.login,
+        password = user.password,
+        api_key = accounts.api_key,
+        panel_login = accounts.dealer.panel_login,
+        panel_password = accounts.dealer.panel_password,
+        file = file.display(),
+        data_dir = data_dir.display(),
+        trackers = accounts
+            .trackers
+            .iter()
+            .map(|t| t.tracker_id.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}

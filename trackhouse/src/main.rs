@@ -1,0 +1,42 @@
+//! `trackhouse`: the server, the operator CLI and the demo.
+//!
+//! A thin binary: it parses the configuration (flags and `TRACKHOUSE_*`
+//! environment variables), builds the components and hands them to `api`.
+
+mod admin;
+mod config;
+mod demo;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::config::{Cli, Command};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => {
+            config::init_logging(&args.log);
+            report(serve::run(args).await)
+        }
+        Command::Demo(args) => {
+            config::init_logging(&args.server.log);
+            report(demo::run(args).await)
+        }
+        Command::Admin(args) => admin::run(args).await,
+    }
+}
+
+fn report(outcome: anyhow::Result<()>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!(error = format!("{err:#}"), "trackhouse stopped");
+            eprintln!("trackhouse: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
