@@ -24,6 +24,6 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2024, 3, 31, 0, 30, 5).unwrap();
         assert_eq!(main_interface(t, "UTC"), "2024-03-31 00:30:05");
         assert_eq!(main_interface(t, "Europe/Berlin"), "2024-03-31 01:30:05");
-        assert_eq!(main_interface(t, "Asia/Almaty"), "2024-03-31 06:30:05");
+        assert_eq!(main_interface(t, "Asia/Tokyo"), "2024-03-31 09:30:05");
     }
 }
