@@ -133,10 +133,11 @@ where
     R: IntoResponse,
 {
     let (parts, body) = request.into_parts();
-    let client_ip = parts
+    let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+    let client_ip = client_address(&parts.headers, peer, state.inner.config.trusted_proxy_hops);
     let outcome = async {
         let mut input = Input::read(&parts, body, state.inner.config.max_request_bytes).await?;
         let credential = input.take_credential(&parts.headers);
@@ -169,6 +170,27 @@ where
         }
         Err(err) => err.into_response(),
     }
+}
+
+/// The client's address: the socket peer, or, behind `hops` trusted proxies,
+/// the `X-Forwarded-For` entry the outermost trusted proxy appended.
+fn client_address(headers: &axum::http::HeaderMap, peer: IpAddr, hops: usize) -> IpAddr {
+    if hops == 0 {
+        return peer;
+    }
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    entries
+        .len()
+        .checked_sub(hops)
+        .and_then(|i| entries.get(i))
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(peer)
 }
 
 async fn wrong_method(request: Request) -> ApiError {

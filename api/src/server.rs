@@ -28,6 +28,10 @@ pub struct ApiConfig {
     pub allow_session_auth: bool,
     /// Request rate limits.
     pub rate_limits: RateLimitConfig,
+    /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
+    /// the client address is the entry this many places from the right. 0 uses
+    /// the socket peer and ignores the header (which clients could forge).
+    pub trusted_proxy_hops: usize,
 }
 
 impl Default for ApiConfig {
@@ -36,6 +40,7 @@ impl Default for ApiConfig {
             max_request_bytes: 16 * 1024 * 1024,
             allow_session_auth: true,
             rate_limits: RateLimitConfig::default(),
+            trusted_proxy_hops: 0,
         }
     }
 }

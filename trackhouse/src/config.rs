@@ -62,6 +62,10 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_RATE_ANONYMOUS_IP", default_value = "30/m")]
     pub(crate) rate_anonymous_ip: Rate,
 
+    /// Reverse proxies in front that append to X-Forwarded-For; the client address (for per-IP rate limits) is the entry this many places from the right. 0 trusts no header.
+    #[arg(long, env = "TRACKHOUSE_TRUSTED_PROXY_HOPS", default_value_t = 0)]
+    pub(crate) trusted_proxy_hops: usize,
+
     #[command(flatten)]
     pub(crate) log: LogArgs,
 }
@@ -77,6 +81,7 @@ impl ServerArgs {
                 panel_dealer: self.rate_panel_dealer,
                 anonymous_ip: self.rate_anonymous_ip,
             },
+            trusted_proxy_hops: self.trusted_proxy_hops,
         }
     }
 }

@@ -12,7 +12,12 @@ fn per_minute(n: u32) -> Rate {
 }
 
 async fn limited() -> TestServer {
+    limited_behind(0).await
+}
+
+async fn limited_behind(trusted_proxy_hops: usize) -> TestServer {
     TestServer::start_with(ApiConfig {
+        trusted_proxy_hops,
         rate_limits: RateLimitConfig {
             user_session: per_minute(10),
             api_key: per_minute(10),
@@ -165,4 +170,31 @@ async fn the_panel_is_limited_per_dealer_across_its_sessions() {
     srv.post("/v2/panel/account/get_permissions", json!({"hash": c}))
         .await
         .ok();
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
+    async fn login(srv: &TestServer, forwarded: &str) -> Answer {
+        let request = srv
+            .client()
+            .post(srv.url("/v2/user/auth"))
+            .header("x-forwarded-for", forwarded)
+            .json(&json!({"login": "nobody@example.com", "password": "x"}));
+        srv.send(request).await
+    }
+    let srv = limited_behind(1).await;
+    for _ in 0..10 {
+        login(&srv, "203.0.113.7").await.error(102, 400);
+    }
+    assert_limited(&login(&srv, "203.0.113.7").await);
+    // Another client behind the same proxy, and a forged left-most entry, do not share it.
+    login(&srv, "203.0.113.8").await.error(102, 400);
+    assert_limited(&login(&srv, "198.51.100.1, 203.0.113.7").await);
+
+    // Without trusted proxies the header is ignored: all share the peer's budget.
+    let srv = limited_behind(0).await;
+    for n in 0..10 {
+        login(&srv, &format!("203.0.113.{n}")).await.error(102, 400);
+    }
+    assert_limited(&login(&srv, "203.0.113.99").await);
 }
