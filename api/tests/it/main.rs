@@ -1,6 +1,9 @@
 //! The `/v2` interface through a really started server: real axum, real
 //! SQLite in a temporary directory, a fixed clock, real HTTP.
 
+// Test helpers outside `#[test]` functions may fail loudly too.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod access;
 mod api_keys;
 mod conventions;
