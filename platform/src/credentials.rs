@@ -158,11 +158,16 @@ impl Store {
                 CredentialKind::Session,
             )
         } else {
-            let key = sqlx::query("SELECT id, user_id FROM api_keys WHERE token_digest = $1")
+            let key = sqlx::query("SELECT id, user_id, token FROM api_keys WHERE token_digest = $1")
                 .bind(&digest)
                 .fetch_optional(&self.pool)
                 .await?
                 .ok_or(Error::CredentialNotFound)?;
+            // The digest matched; the stored key is compared too, in constant time.
+            let stored = Secret::parse(&key.try_get::<String, _>("token")?);
+            if !stored.is_some_and(|stored| stored.ct_eq(secret)) {
+                return Err(Error::CredentialNotFound);
+            }
             (
                 key.try_get("user_id")?,
                 CredentialKind::ApiKey {
