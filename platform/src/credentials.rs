@@ -158,11 +158,12 @@ impl Store {
                 CredentialKind::Session,
             )
         } else {
-            let key = sqlx::query("SELECT id, user_id, token FROM api_keys WHERE token_digest = $1")
-                .bind(&digest)
-                .fetch_optional(&self.pool)
-                .await?
-                .ok_or(Error::CredentialNotFound)?;
+            let key =
+                sqlx::query("SELECT id, user_id, token FROM api_keys WHERE token_digest = $1")
+                    .bind(&digest)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or(Error::CredentialNotFound)?;
             // The digest matched; the stored key is compared too, in constant time.
             let stored = Secret::parse(&key.try_get::<String, _>("token")?);
             if !stored.is_some_and(|stored| stored.ct_eq(secret)) {

@@ -249,7 +249,8 @@ pub(crate) fn instructions(
     let user = &accounts.users[0];
     let base = format!("http://{addr}");
     let tracker = accounts.trackers.first().map_or(0, |t| t.tracker_id);
-    let hash_of = r#"sed -E 's/.*"hash":"([0-9a-f]{32})".*/\1/'"#;
+    // Prints nothing unless the answer holds a hash, so a failed login leaves the variable empty.
+    let hash_of = r#"sed -nE 's/.*"hash":"([0-9a-f]{32})".*/\1/p'"#;
     format!(
         r#"
 Trackhouse demo is serving on {base}
@@ -278,7 +279,7 @@ curl -s {base}/v2/api/key/delete -d "hash=$HASH" -d 'key=00000000000000000000000
 
 # Tracker ids: {trackers} (first: {tracker}); health and metrics:
 curl -s {base}/healthz
-curl -s {base}/metrics | head
+curl -s {base}/metrics | sed -n 1,10p
 
 Stop with Ctrl-C.
 "#,

@@ -33,35 +33,53 @@ pub(crate) async fn serve(
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     let addr = server.local_addr()?;
+    // Handlers are installed before anyone is told the server is up, so a
+    // signal sent right after `serving` shuts down gracefully, never by default action.
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(Signals::install()?, shutdown.clone()));
     tracing::info!(%addr, data_dir = %args.data_dir.display(), "serving");
     ready(addr);
-    let shutdown = CancellationToken::new();
-    tokio::spawn(stop_on_signal(shutdown.clone()));
     server.run(shutdown).await.context("serving")?;
     store.close().await;
     tracing::info!("stopped");
     Ok(())
 }
 
-async fn stop_on_signal(shutdown: CancellationToken) {
-    let interrupt = tokio::signal::ctrl_c();
+/// SIGINT and SIGTERM, listened for from the moment they are installed.
+struct Signals {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt()).context("listening for SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+            })
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+}
+
+async fn stop_on_signal(mut signals: Signals, shutdown: CancellationToken) {
+    #[cfg(unix)]
     tokio::select! {
-        _ = interrupt => tracing::info!("SIGINT: shutting down"),
-        () = terminate => tracing::info!("SIGTERM: shutting down"),
+        _ = signals.interrupt.recv() => tracing::info!("SIGINT: shutting down"),
+        _ = signals.terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = &mut signals;
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::info!("Ctrl-C: shutting down");
+        }
     }
     shutdown.cancel();
 }

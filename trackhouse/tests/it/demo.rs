@@ -1,0 +1,178 @@
+//! `trackhouse demo`: the commands it prints work when pasted into a shell as
+//! printed, and a second start on the same directory reuses its accounts.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::{Proc, is_secret};
+
+/// The last line the demo prints before it only serves.
+const LAST_LINE: &str = "Stop with Ctrl-C.";
+
+/// Starts the demo on `dir`; returns it and the lines it printed.
+fn start_demo(dir: &Path) -> (Proc, Vec<String>) {
+    let dir = dir.to_str().expect("UTF-8 temp dir");
+    let mut demo = Proc::start(&[
+        "demo",
+        "--data-dir",
+        dir,
+        "--listen",
+        "127.0.0.1:0",
+        "--log-format",
+        "json",
+    ]);
+    let printed = demo.stdout_until(LAST_LINE);
+    (demo, printed)
+}
+
+/// The shell commands among the printed lines.
+fn printed_commands(printed: &[String]) -> Vec<String> {
+    printed
+        .iter()
+        .filter(|l| l.starts_with("HASH=") || l.starts_with("PANEL=") || l.starts_with("curl "))
+        .cloned()
+        .collect()
+}
+
+/// Runs every command in one `bash` script with `set -euo pipefail`;
+/// returns each command's output, in order, and the final `HASH` and `PANEL`.
+fn run_in_bash(commands: &[String]) -> (Vec<String>, String, String) {
+    let mut script = String::from("set -euo pipefail\n");
+    for (i, command) in commands.iter().enumerate() {
+        script.push_str(&format!("{command}\necho\necho '@@end {i}@@'\n"));
+    }
+    script.push_str("echo \"HASH=$HASH\"\necho \"PANEL=$PANEL\"\n");
+    let mut bash = Command::new("bash");
+    // The server is local: no proxy of the environment may stand in between.
+    for proxy in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] {
+        bash.env_remove(proxy);
+    }
+    let out = bash.arg("-c").arg(&script).output().expect("running bash");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the printed commands failed ({}):\nscript:\n{script}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rest = stdout.as_str();
+    let mut outputs = Vec::new();
+    for i in 0..commands.len() {
+        let marker = format!("\n@@end {i}@@\n");
+        let (output, after) = rest
+            .split_once(&marker)
+            .unwrap_or_else(|| panic!("no output of command {i} in {stdout}"));
+        outputs.push(output.trim_end().to_owned());
+        rest = after;
+    }
+    let mut finals = rest.lines();
+    let hash = finals.next().and_then(|l| l.strip_prefix("HASH="));
+    let panel = finals.next().and_then(|l| l.strip_prefix("PANEL="));
+    (
+        outputs,
+        hash.unwrap_or_default().to_owned(),
+        panel.unwrap_or_default().to_owned(),
+    )
+}
+
+/// Checks the output of each printed command; returns how many were checked by name.
+fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> usize {
+    let mut named = 0;
+    for (command, output) in commands.iter().zip(outputs) {
+        let context = format!("command:\n{command}\noutput:\n{output}");
+        if command.starts_with("HASH=") || command.starts_with("PANEL=") {
+            assert!(is_secret(output), "{context}");
+            named += 1;
+        } else if command.contains("/v2/api/key/delete") {
+            let answer: Value = serde_json::from_str(output).expect(&context);
+            assert_eq!(answer["success"], false, "{context}");
+            assert_eq!(answer["status"]["code"], 201, "{context}");
+            named += 1;
+        } else if command.contains("/metrics") {
+            let lines = output.lines().count();
+            assert!((1..=10).contains(&lines), "{context}");
+            assert!(output.starts_with('#'), "{context}");
+            named += 1;
+        } else {
+            // Every other call answers a JSON object with success.
+            let answer: Value = serde_json::from_str(output).expect(&context);
+            assert_eq!(answer["success"], true, "{context}");
+            if command.contains("/v2/api/key/list") {
+                let keys = answer["list"].to_string();
+                let demo_key = accounts["api_key"].as_str().unwrap_or("?");
+                assert!(keys.contains(demo_key), "{context}");
+                named += 1;
+            } else if command.contains("/v2/subuser/list") {
+                let login = accounts["subuser"]["login"].to_string();
+                assert!(output.contains(&login), "{context}");
+                named += 1;
+            } else if command.contains("/v2/panel/dealer/get_info") {
+                assert_eq!(answer["id"], accounts["dealer"]["dealer_id"], "{context}");
+                named += 1;
+            }
+        }
+    }
+    named
+}
+
+fn read_accounts(dir: &Path) -> (String, Value) {
+    let text = std::fs::read_to_string(dir.join("demo.json")).expect("demo.json");
+    let accounts = serde_json::from_str(&text).expect("demo.json is JSON");
+    (text, accounts)
+}
+
+#[test]
+fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
+    let dir = TempDir::new().unwrap();
+    let dir = dir.path();
+    let (demo, printed) = start_demo(dir);
+    let (text, accounts) = read_accounts(dir);
+
+    assert_eq!(
+        accounts["users"].as_array().map(Vec::len),
+        Some(2),
+        "{text}"
+    );
+    let trackers = accounts["trackers"].as_array().expect("trackers");
+    assert_eq!(trackers.len(), 3, "{text}");
+    let blocked = trackers.iter().filter(|t| t["blocked"] == true).count();
+    assert_eq!(blocked, 1, "{text}");
+    let api_key = accounts["api_key"].as_str().unwrap_or_default();
+    assert!(is_secret(api_key), "{text}");
+    assert!(is_secret(
+        accounts["ingest_token"].as_str().unwrap_or_default()
+    ));
+
+    let commands = printed_commands(&printed);
+    assert!(
+        commands.len() >= 10,
+        "too few commands in:\n{}",
+        printed.join("\n")
+    );
+    assert!(
+        commands.iter().any(|c| c.contains(api_key)),
+        "the demo API key is not used by any command:\n{}",
+        commands.join("\n")
+    );
+    let (outputs, hash, panel) = run_in_bash(&commands);
+    assert!(is_secret(&hash), "HASH={hash:?}");
+    assert!(is_secret(&panel), "PANEL={panel:?}");
+    // HASH, PANEL, two key lists, sub-users, dealer info, key delete and metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 8);
+
+    let (status, log) = demo.terminate();
+    assert!(status.success(), "exit status {status}; log:\n{log}");
+
+    // A second start finds demo.json: same accounts, same printed calls (but the address).
+    let (_again, printed_again) = start_demo(dir);
+    let (text_again, _) = read_accounts(dir);
+    assert_eq!(text_again, text, "demo.json changed on restart");
+    let commands_again = printed_commands(&printed_again);
+    assert_eq!(commands_again.len(), commands.len());
+    assert!(commands_again.iter().any(|c| c.contains(api_key)));
+    let (outputs, _, _) = run_in_bash(&commands_again);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 8);
+}
