@@ -7,16 +7,24 @@
 //!   id is never passed where a tracker id is expected.
 //! - [`Clock`]: the injected source of "now", fixed in tests.
 //!
-//! Later this crate also owns the message model, the Arrow schemas of stored
-//! telemetry, and the contract traits through which `query` reads what
-//! `ingest` has not flushed yet (siblings never depend on each other).
+//! - [`Message`]: one telemetry message, and [`columns`]: how messages are laid
+//!   out as Arrow columns (every inner value of a complex column is a column
+//!   of its own).
+//! - [`TelemetrySource`]: the contract through which `query` reads the files
+//!   and not-yet-flushed batches that `ingest` writes (siblings never depend
+//!   on each other; `api` wires them).
 //!
 //! It does no I/O.
 
 mod clock;
+pub mod columns;
 mod error_code;
 mod ids;
+mod message;
+mod telemetry;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error_code::{ErrorCode, HasCode};
 pub use ids::{DealerId, IngestTokenId, PlanId, SecurityGroupId, SensorId, TrackerId, UserId};
+pub use message::{FLAG_BITS, GpsFixType, Message, MnType, StateValue, format_number};
+pub use telemetry::{FileEntry, TelemetrySnapshot, TelemetrySource};

@@ -1,0 +1,70 @@
+//! The contract between `ingest` (which writes telemetry) and `query` (which
+//! reads it): a consistent snapshot of the stored files and the batches
+//! acknowledged but not yet in a file.
+
+use std::fmt::Debug;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use serde::{Deserialize, Serialize};
+
+/// One Parquet file of the catalog, with what planning needs to know of it
+/// without opening it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// The file's id, unique for the store's lifetime.
+    pub id: u64,
+    /// Its path, relative to the telemetry root.
+    pub path: PathBuf,
+    /// Smallest and largest tracker id in the file.
+    pub tracker_min: i64,
+    /// Largest tracker id in the file.
+    pub tracker_max: i64,
+    /// Earliest message time, ms since the epoch.
+    pub message_time_min_ms: i64,
+    /// Latest message time, ms since the epoch.
+    pub message_time_max_ms: i64,
+    /// Earliest server time, ms since the epoch.
+    pub server_time_min_ms: i64,
+    /// Latest server time, ms since the epoch.
+    pub server_time_max_ms: i64,
+    /// Rows.
+    pub rows: u64,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// The inner columns present (`inputs.lls_level_1`, ...), sorted.
+    pub inner_columns: Vec<String>,
+}
+
+impl FileEntry {
+    /// Whether the file may hold rows of `tracker` with message time in
+    /// `[message_from_ms, message_to_ms)` and server time in `[server_from_ms, server_to_ms)`.
+    pub fn may_hold(&self, tracker: i64, message: (i64, i64), server: (i64, i64)) -> bool {
+        self.tracker_min <= tracker
+            && tracker <= self.tracker_max
+            && self.message_time_min_ms < message.1
+            && message.0 <= self.message_time_max_ms
+            && self.server_time_min_ms < server.1
+            && server.0 <= self.server_time_max_ms
+    }
+}
+
+/// What a reader sees at one instant: files and not-yet-flushed batches,
+/// never a row twice and never a gap.
+#[derive(Debug, Clone, Default)]
+pub struct TelemetrySnapshot {
+    /// The directory the files' paths are relative to.
+    pub root: PathBuf,
+    /// The catalog's files.
+    pub files: Vec<FileEntry>,
+    /// Acknowledged batches not yet in a file (each with the fixed columns and
+    /// its own inner columns; see `columns`).
+    pub unflushed: Vec<RecordBatch>,
+}
+
+/// Gives readers consistent snapshots of stored telemetry.
+pub trait TelemetrySource: Send + Sync + Debug {
+    /// The current snapshot; every message acknowledged before the call is in it.
+    fn snapshot(&self) -> Arc<TelemetrySnapshot>;
+}
