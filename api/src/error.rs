@@ -85,6 +85,29 @@ impl ApiError {
         }
     }
 
+    /// Asks the caller to retry after `seconds` (`Retry-After`).
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after_s = Some(seconds.max(1));
+        self
+    }
+
+    /// Any crate's error: its code; the caller sees its message unless it is a server fault.
+    pub fn from_error<E: HasCode + std::error::Error + Send + Sync + 'static>(err: E) -> Self {
+        let code = err.code();
+        if code.is_server_fault() {
+            return Self {
+                source: Some(Box::new(err)),
+                ..Self::new(code)
+            };
+        }
+        let detail = err.to_string();
+        if detail.eq_ignore_ascii_case(code.meaning()) {
+            Self::new(code)
+        } else {
+            Self::with_description(code, format!("{}: {detail}", code.meaning()))
+        }
+    }
+
     /// The error code.
     pub fn code(&self) -> ErrorCode {
         self.code
@@ -104,21 +127,21 @@ impl From<ParamError> for ApiError {
 
 impl From<platform::Error> for ApiError {
     fn from(err: platform::Error) -> Self {
-        let code = err.code();
         match err {
             platform::Error::InvalidArgument { field, reason } => Self::invalid(field, reason),
-            err if code.http_status() >= 500 => Self {
-                source: Some(Box::new(err)),
-                ..Self::new(code)
-            },
-            err => {
-                let detail = err.to_string();
-                if detail.eq_ignore_ascii_case(code.meaning()) {
-                    Self::new(code)
-                } else {
-                    Self::with_description(code, format!("{}: {detail}", code.meaning()))
-                }
-            }
+            err => Self::from_error(err),
+        }
+    }
+}
+
+impl From<ingest::Error> for ApiError {
+    fn from(err: ingest::Error) -> Self {
+        let transient = err.code().is_transient();
+        let answer = Self::from_error(err);
+        if transient {
+            answer.retry_after(1)
+        } else {
+            answer
         }
     }
 }

@@ -16,6 +16,7 @@
 //! This crate owns no records (that is `platform`) and no telemetry storage.
 
 mod error;
+mod intake;
 mod limits;
 mod metrics;
 mod panel;

@@ -193,7 +193,7 @@ fn client_address(headers: &axum::http::HeaderMap, peer: IpAddr, hops: usize) ->
         .unwrap_or(peer)
 }
 
-async fn wrong_method(request: Request) -> ApiError {
+pub(crate) async fn wrong_method(request: Request) -> ApiError {
     ApiError::with_description(
         ErrorCode::WrongMethod,
         format!(

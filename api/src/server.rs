@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use ingest::Ingest;
 use platform::Store;
 use prometheus_client::registry::Registry;
 use schemas::ErrorCode;
@@ -28,6 +29,10 @@ pub struct ApiConfig {
     pub allow_session_auth: bool,
     /// Request rate limits.
     pub rate_limits: RateLimitConfig,
+    /// Largest intake body (`/ingest/v1/messages`), compressed and decompressed alike.
+    pub max_ingest_bytes: usize,
+    /// Intake requests processed at once; more are answered 503 (code 8), so memory stays bounded.
+    pub max_intake_requests: usize,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -41,6 +46,8 @@ impl Default for ApiConfig {
             allow_session_auth: true,
             rate_limits: RateLimitConfig::default(),
             trusted_proxy_hops: 0,
+            max_ingest_bytes: 64 * 1024 * 1024,
+            max_intake_requests: 8,
         }
     }
 }
@@ -54,6 +61,8 @@ pub struct AppState {
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) store: Store,
+    pub(crate) ingest: Arc<Ingest>,
+    pub(crate) intake_slots: tokio::sync::Semaphore,
     pub(crate) config: ApiConfig,
     pub(crate) limits: RateLimits,
     pub(crate) metrics: Metrics,
@@ -61,20 +70,33 @@ pub(crate) struct Inner {
 }
 
 impl AppState {
-    /// Builds the shared state of a server.
-    pub fn new(store: Store, config: ApiConfig) -> Self {
-        let mut registry = Registry::default();
+    /// Builds the shared state of a server over its components; `registry`
+    /// already holds the components' metrics and gets the API's.
+    pub fn new(
+        store: Store,
+        ingest: Arc<Ingest>,
+        config: ApiConfig,
+        mut registry: Registry,
+    ) -> Self {
         let metrics = Metrics::register(&mut registry);
         let limits = RateLimits::new(&config.rate_limits);
+        let intake_slots = tokio::sync::Semaphore::new(config.max_intake_requests.max(1));
         Self {
             inner: Arc::new(Inner {
                 store,
+                ingest,
+                intake_slots,
                 config,
                 limits,
                 metrics,
                 registry,
             }),
         }
+    }
+
+    /// The ingest engine.
+    pub fn ingest(&self) -> &Arc<Ingest> {
+        &self.inner.ingest
     }
 
     /// The platform store.
@@ -90,6 +112,7 @@ pub fn app(state: AppState) -> Router {
         .chain(crate::panel::routes());
     let router = routes.fold(Router::new(), |router, route| route.mount(router));
     router
+        .merge(crate::intake::router())
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .fallback(route::unknown_path)
@@ -123,6 +146,23 @@ async fn metrics(State(state): State<AppState>) -> Response {
     }
 }
 
+/// Tells ingest each tracker's retention cutoff (its plan's store period).
+async fn push_retention(state: &AppState) {
+    let store = &state.inner.store;
+    match store.retention_cutoffs(store.clock().now()).await {
+        Ok(cutoffs) => {
+            let cutoffs = cutoffs
+                .into_iter()
+                .map(|(tracker, cutoff)| (tracker.0, cutoff.timestamp_millis()))
+                .collect();
+            state.inner.ingest.set_retention(cutoffs);
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "reading retention cutoffs failed; retried in ten minutes")
+        }
+    }
+}
+
 /// A bound listener with the router, ready to serve.
 #[derive(Debug)]
 pub struct Server {
@@ -149,10 +189,18 @@ impl Server {
         let sweeper = housekeeping.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(60));
+            let mut minutes = 0u64;
             loop {
                 tokio::select! {
                     () = sweeper.cancelled() => break,
-                    _ = tick.tick() => state.inner.limits.forget_idle(),
+                    _ = tick.tick() => {
+                        state.inner.limits.forget_idle();
+                        // Retention cutoffs at start and every ten minutes.
+                        if minutes % 10 == 0 {
+                            push_retention(&state).await;
+                        }
+                        minutes += 1;
+                    }
                 }
             }
         });

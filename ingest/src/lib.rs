@@ -1,10 +1,27 @@
 //! Intake of device messages, from request to durable columnar storage.
 //!
-//! This crate will own the path a message takes before it can be read: the
-//! HTTP batch intake (`/ingest/v1/messages`) and later the native TCP device
-//! protocols, the write-ahead log with group commit, batching into Arrow record
-//! batches on crossbeam channels, and the sinks (`sink/parquet`, embedded
-//! default; `sink/clickhouse`, distributed) with compaction and retention.
+//! ```text
+//! lines ──parse/validate (line)──► Ingest::write
+//!   writer thread: dedup (dedup) → WAL append … one fdatasync per group (wal)
+//!                  → Arrow batch (batch) → memtable, visible to readers → ack
+//!   flusher thread: rotate WAL → sort, write Parquet + catalog (sink/parquet)
+//!                   → swap memtable for files → delete WAL segments
+//! ```
 //!
-//! It does not own reading: `query` reads the files and this crate's
-//! not-yet-flushed batches through contracts declared in `schemas`.
+//! [`Ingest`] is the entry point; [`Ingest::write`] returns only once the
+//! messages are durable in the write-ahead log and visible to readers through
+//! [`schemas::TelemetrySource`]. It does not own reading (that is `query`) nor
+//! HTTP (that is `api`, which resolves trackers and calls in here).
+
+mod batch;
+mod dedup;
+mod engine;
+mod error;
+pub mod intake;
+mod line;
+mod metrics;
+mod sink;
+mod wal;
+
+pub use engine::{Ingest, IngestConfig, WriteOutcome};
+pub use error::{Error, Result};

@@ -276,6 +276,41 @@ impl Store {
         row.map(|row| tracker_from_row(&row)).transpose()
     }
 
+    /// Each tracker's retention cutoff at `now`: data with an older message
+    /// time is past its plan's store period (clarification 19).
+    pub async fn retention_cutoffs(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<(TrackerId, chrono::DateTime<chrono::Utc>)>> {
+        let rows = sqlx::query(
+            "SELECT t.id, p.store_period FROM trackers t JOIN plans p ON p.id = t.plan_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let period: String = row.try_get("store_period")?;
+                let period = StorePeriod::parse("store_period", &period)
+                    .map_err(|e| Error::corrupt("store_period", e))?;
+                Ok((TrackerId(row.try_get("id")?), period.cutoff(now)))
+            })
+            .collect()
+    }
+
+    /// The live tracker holding a device id (IMEI), if any; clones are not device holders.
+    pub async fn tracker_by_device_id(&self, device_id: &str) -> Result<Option<Tracker>> {
+        let id: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM trackers WHERE device_id = $1 AND deleted = FALSE AND clone_of IS NULL",
+        )
+        .bind(device_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        match id {
+            Some(id) => self.tracker(TrackerId(id)).await,
+            None => Ok(None),
+        }
+    }
+
     /// A tracker the caller may use: 201 when no such id exists, 204 when it is
     /// not the caller's (or outside a sub-user's scope, or deleted), 208 when blocked.
     pub async fn tracker_for(&self, caller: &UserAuth, tracker: TrackerId) -> Result<Tracker> {

@@ -56,11 +56,15 @@ impl FileEntry {
 pub struct TelemetrySnapshot {
     /// The directory the files' paths are relative to.
     pub root: PathBuf,
-    /// The catalog's files.
-    pub files: Vec<FileEntry>,
+    /// The catalog's files (shared between snapshots until the catalog changes).
+    pub files: Arc<Vec<FileEntry>>,
     /// Acknowledged batches not yet in a file (each with the fixed columns and
     /// its own inner columns; see `columns`).
     pub unflushed: Vec<RecordBatch>,
+    /// Keeps the snapshot's files on disk while the snapshot is held: files
+    /// replaced by compaction or retention are deleted only after every
+    /// snapshot that lists them is dropped.
+    pub guard: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Gives readers consistent snapshots of stored telemetry.

@@ -7,9 +7,10 @@
 mod access;
 mod api_keys;
 mod conventions;
+mod intake;
 mod panel;
 mod rate_limits;
 mod server;
 mod user_auth;
 
-pub(crate) use server::{Answer, TestServer};
+pub(crate) use server::{Account, Answer, TestServer};

@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use api::{ApiConfig, AppState, Rate, RateLimitConfig, Server};
 use chrono::{TimeZone, Utc};
+use ingest::{Ingest, IngestConfig};
 use platform::{
     Calibration, ContractType, Feature, NewDealer, NewPlan, NewSubuser, NewTracker, NewUser,
     Permission, Right, Store, StoreConfig, StorePeriod,
@@ -77,6 +78,7 @@ pub(crate) struct TestServer {
     pub(crate) base: String,
     pub(crate) store: Store,
     pub(crate) clock: Arc<ManualClock>,
+    pub(crate) ingest: Arc<Ingest>,
     client: reqwest::Client,
     shutdown: CancellationToken,
     _dir: TempDir,
@@ -109,6 +111,14 @@ impl TestServer {
     }
 
     pub(crate) async fn start_with(config: ApiConfig) -> Self {
+        Self::start_full(config, |c| c).await
+    }
+
+    /// A server whose ingest settings `tune` adjusts.
+    pub(crate) async fn start_full(
+        config: ApiConfig,
+        tune: impl FnOnce(IngestConfig) -> IngestConfig,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(
             Utc.with_ymd_and_hms(2024, 6, 1, 8, 0, 0).unwrap(),
@@ -116,12 +126,16 @@ impl TestServer {
         let store = Store::open(StoreConfig::new(dir.path()), clock.clone())
             .await
             .unwrap();
-        let server = Server::bind(
-            SocketAddr::from(([127, 0, 0, 1], 0)),
-            AppState::new(store.clone(), config),
-        )
-        .await
-        .unwrap();
+        let mut registry = prometheus_client::registry::Registry::default();
+        let ingest_config = tune(IngestConfig {
+            flush_interval: std::time::Duration::from_millis(200),
+            ..IngestConfig::new(dir.path())
+        });
+        let ingest = Arc::new(Ingest::open(ingest_config, &mut registry).unwrap());
+        let state = AppState::new(store.clone(), ingest.clone(), config, registry);
+        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state)
+            .await
+            .unwrap();
         let base = format!("http://{}", server.local_addr().unwrap());
         let shutdown = CancellationToken::new();
         tokio::spawn(server.run(shutdown.clone()));
@@ -129,6 +143,7 @@ impl TestServer {
             base,
             store,
             clock,
+            ingest,
             client: reqwest::Client::new(),
             shutdown,
             _dir: dir,

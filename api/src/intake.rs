@@ -1,0 +1,254 @@
+//! `POST /ingest/v1/messages`: device messages as NDJSON (plain, gzip or zstd).
+//!
+//! Answered only once every accepted line is durable and visible:
+//! `{"success":true,"accepted":N,"duplicates":D,"rejected":[{"line","code","description"}]}`.
+//! A bad line is rejected on its own; the rest is stored.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, header};
+use axum::routing::{MethodRouter, post};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use ingest::intake::{self, LineRules, ParsedLine, RejectedLine, TrackerRef};
+use platform::Secret;
+use schemas::{ErrorCode, TrackerId};
+use serde::Serialize;
+
+use crate::{ApiError, ApiResult, AppState};
+
+pub(crate) fn router() -> Router<AppState> {
+    let endpoint: MethodRouter<AppState> = post(messages).fallback(crate::route::wrong_method);
+    Router::new()
+        .route("/ingest/v1/messages", endpoint.clone())
+        .route("/ingest/v1/messages/", endpoint)
+}
+
+#[derive(Debug, Serialize)]
+struct Answer {
+    success: bool,
+    accepted: usize,
+    duplicates: usize,
+    rejected: Vec<RejectedLine>,
+}
+
+async fn messages(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<axum::Json<Answer>> {
+    let token = bearer(&headers)?;
+    let token = state
+        .inner
+        .store
+        .authenticate_ingest(&token)
+        .await
+        .map_err(|e| match e {
+            platform::Error::CredentialNotFound => ApiError::with_description(
+                ErrorCode::ServiceAuth,
+                "Service Auth error: unknown or revoked ingest token",
+            ),
+            other => ApiError::from(other),
+        })?;
+    let _permit = state
+        .inner
+        .intake_slots
+        .try_acquire()
+        .map_err(|_| busy("too many intake requests are in flight"))?;
+    let limit = state.inner.config.max_ingest_bytes;
+    let raw = Limited::new(body, limit)
+        .collect()
+        .await
+        .map_err(|e| {
+            if e.downcast_ref::<LengthLimitError>().is_some() {
+                too_large(limit)
+            } else {
+                ApiError::with_description(
+                    ErrorCode::WrongRequestFormat,
+                    format!("reading the body failed: {e}"),
+                )
+            }
+        })?
+        .to_bytes();
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let now = state.inner.store.clock().now().timestamp_millis();
+    let rules = LineRules {
+        now_ms: now,
+        server_time_ms: now,
+        allow_server_time: token.backfill,
+    };
+    let (parsed, mut rejected) = tokio::task::spawn_blocking(move || -> ApiResult<_> {
+        let body = decode(&raw, &encoding, limit)?;
+        Ok(intake::parse_body(&body, &rules))
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(error = %e, "parsing an intake body panicked");
+        ApiError::new(ErrorCode::Unexpected)
+    })??;
+
+    let (messages, unresolved) = resolve(&state, parsed).await?;
+    rejected.extend(unresolved);
+    rejected.sort_by_key(|r| r.line);
+    state.inner.ingest.count_rejected(rejected.len());
+    let outcome = state.inner.ingest.write(messages).await?;
+    Ok(axum::Json(Answer {
+        success: true,
+        accepted: outcome.accepted,
+        duplicates: outcome.duplicates,
+        rejected,
+    }))
+}
+
+fn bearer(headers: &HeaderMap) -> ApiResult<Secret> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let (scheme, token) = value.split_once(' ').unwrap_or(("", ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(ApiError::with_description(
+            ErrorCode::WrongHash,
+            "Wrong hash: send `Authorization: Bearer <ingest token>`",
+        ));
+    }
+    Secret::parse(token.trim()).ok_or_else(|| {
+        ApiError::with_description(
+            ErrorCode::WrongHash,
+            "Wrong hash: an ingest token is 32 hexadecimal characters",
+        )
+    })
+}
+
+fn busy(reason: &str) -> ApiError {
+    ApiError::with_description(
+        ErrorCode::QueueUnavailable,
+        format!("{}: {reason}", ErrorCode::QueueUnavailable.meaning()),
+    )
+    .retry_after(1)
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::with_description(
+        ErrorCode::TooLargeRequest,
+        format!("Too large request: the body exceeds {limit} bytes"),
+    )
+}
+
+/// Undoes `Content-Encoding`, refusing more than `limit` decoded bytes.
+fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
+    let read_all = |mut reader: Box<dyn Read + '_>| -> ApiResult<Vec<u8>> {
+        let mut out = Vec::new();
+        reader
+            .by_ref()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| {
+                ApiError::with_description(
+                    ErrorCode::WrongRequestFormat,
+                    format!("Wrong request format: cannot decode the body: {e}"),
+                )
+            })?;
+        if out.len() > limit {
+            return Err(too_large(limit));
+        }
+        Ok(out)
+    };
+    match encoding {
+        "" | "identity" => Ok(raw.to_vec()),
+        "gzip" | "x-gzip" => read_all(Box::new(flate2::read::MultiGzDecoder::new(raw))),
+        "zstd" => {
+            let decoder = zstd::stream::read::Decoder::new(raw).map_err(|e| {
+                ApiError::with_description(
+                    ErrorCode::WrongRequestFormat,
+                    format!("Wrong request format: zstd: {e}"),
+                )
+            })?;
+            read_all(Box::new(decoder))
+        }
+        other => Err(ApiError::with_description(
+            ErrorCode::WrongRequestFormat,
+            format!(
+                "Wrong request format: unsupported Content-Encoding {other:?}; use gzip or zstd"
+            ),
+        )),
+    }
+}
+
+/// Resolves each distinct tracker once: unknown or deleted 201, blocked 208.
+async fn resolve(
+    state: &AppState,
+    parsed: Vec<ParsedLine>,
+) -> ApiResult<(Vec<schemas::Message>, Vec<RejectedLine>)> {
+    let mut known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = HashMap::new();
+    let mut messages = Vec::with_capacity(parsed.len());
+    let mut rejected = Vec::new();
+    for line in parsed {
+        let key = TrackerKey::of(&line.tracker);
+        if !known.contains_key(&key) {
+            let found = match &line.tracker {
+                TrackerRef::Id(id) => state.inner.store.tracker(TrackerId(*id)).await?,
+                TrackerRef::DeviceId(device) => {
+                    state.inner.store.tracker_by_device_id(device).await?
+                }
+            };
+            let verdict = match found {
+                None => Err((
+                    ErrorCode::NotFoundInDatabase,
+                    format!("Not found in database: no tracker {}", key.describe()),
+                )),
+                Some(t) if t.deleted => Err((
+                    ErrorCode::NotFoundInDatabase,
+                    format!("Not found in database: tracker {} is deleted", t.id),
+                )),
+                Some(t) if t.blocked => Err((
+                    ErrorCode::DeviceBlocked,
+                    format!("Device blocked: tracker {} is blocked", t.id),
+                )),
+                Some(t) => Ok(t.id),
+            };
+            known.insert(key.clone(), verdict);
+        }
+        match known.get(&key) {
+            Some(Ok(id)) => {
+                let mut message = line.message;
+                message.tracker_id = *id;
+                messages.push(message);
+            }
+            Some(Err((code, description))) => {
+                rejected.push(RejectedLine::new(line.line, *code, description.clone()))
+            }
+            None => {}
+        }
+    }
+    Ok((messages, rejected))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum TrackerKey {
+    Id(i64),
+    Device(String),
+}
+
+impl TrackerKey {
+    fn of(tracker: &TrackerRef) -> Self {
+        match tracker {
+            TrackerRef::Id(id) => Self::Id(*id),
+            TrackerRef::DeviceId(device) => Self::Device(device.clone()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::Id(id) => format!("with tracker_id {id}"),
+            Self::Device(device) => format!("with device_id {device:?}"),
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! `POST /ingest/v1/messages` through the real server: auth, encodings,
+//! per-line rejections, deduplication of retries, limits, visibility.
+
+use std::io::Write;
+
+use api::ApiConfig;
+use schemas::TelemetrySource;
+use serde_json::{Value, json};
+
+use crate::{Account, Answer, TestServer};
+
+async fn token(srv: &TestServer, backfill: bool) -> String {
+    srv.store
+        .create_ingest_token("test", backfill)
+        .await
+        .unwrap()
+        .1
+        .expose()
+        .to_owned()
+}
+
+async fn post(srv: &TestServer, token: &str, body: Vec<u8>, encoding: Option<&str>) -> Answer {
+    let mut request = srv
+        .client()
+        .post(srv.url("/ingest/v1/messages"))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/x-ndjson")
+        .body(body);
+    if let Some(encoding) = encoding {
+        request = request.header("content-encoding", encoding);
+    }
+    srv.send(request).await
+}
+
+fn ndjson(lines: &[Value]) -> Vec<u8> {
+    lines
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// Messages one minute apart, from 2024-06-01T07:00Z (the test clock reads 08:00Z).
+fn lines(acc: &Account, n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            json!({"tracker_id": acc.trackers[0].0, "msg_time": format!("2024-06-01T07:{:02}:00Z", i % 60),
+                   "lat": 43.25, "lng": 76.95, "speed": 42.5, "inputs": {"lls_level_1": 1000 + i},
+                   "states": {"ignition": true}, "discrete_inputs": {"1": 1}})
+        })
+        .collect()
+}
+
+fn stored_rows(srv: &TestServer) -> usize {
+    let snapshot = srv.ingest.snapshot();
+    snapshot
+        .unflushed
+        .iter()
+        .map(|b| b.num_rows())
+        .sum::<usize>()
+        + snapshot
+            .files
+            .iter()
+            .map(|f| f.rows as usize)
+            .sum::<usize>()
+}
+
+#[tokio::test]
+async fn accepted_lines_are_visible_at_once_and_a_retry_is_all_duplicates() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("intake@example.com").await;
+    let token = token(&srv, false).await;
+    let body = ndjson(&lines(&acc, 30));
+    let answer = post(&srv, &token, body.clone(), None).await;
+    assert_eq!(
+        answer.ok().clone(),
+        json!({"success": true, "accepted": 30, "duplicates": 0, "rejected": []})
+    );
+    assert_eq!(stored_rows(&srv), 30, "acknowledged means visible");
+    let retry = post(&srv, &token, body, None).await;
+    assert_eq!(
+        retry.ok().clone(),
+        json!({"success": true, "accepted": 0, "duplicates": 30, "rejected": []})
+    );
+    assert_eq!(stored_rows(&srv), 30);
+    let metrics = srv
+        .client()
+        .get(srv.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"trackhouse_ingest_messages_total{outcome="accepted"} 30"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"trackhouse_ingest_messages_total{outcome="duplicate"} 30"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn bad_lines_are_rejected_one_by_one_and_the_rest_is_stored() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("lines@example.com").await;
+    let other = srv.account("other-lines@example.com").await;
+    srv.store
+        .set_tracker_blocked(other.trackers[1], true)
+        .await
+        .unwrap();
+    let token = token(&srv, false).await;
+    let device = srv
+        .store
+        .tracker(acc.trackers[1])
+        .await
+        .unwrap()
+        .unwrap()
+        .device_id;
+    let good = lines(&acc, 1).remove(0);
+    let body = ndjson(&[
+        good.clone(),
+        json!({"tracker_id": acc.trackers[0].0, "msg_time": "2024-06-01T07:01:00Z", "lat": 91}),
+        json!({"tracker_id": acc.trackers[0].0, "msg_time": "2024-06-01T07:02:00Z", "speeed": 3}),
+        json!({"tracker_id": 999_999, "msg_time": "2024-06-01T07:03:00Z"}),
+        json!({"tracker_id": other.trackers[1].0, "msg_time": "2024-06-01T07:04:00Z"}),
+        json!({"device_id": device, "msg_time": "2024-06-01T07:05:00+06:00", "lng": -180}),
+        json!({"device_id": "000000000000000", "msg_time": "2024-06-01T07:06:00Z"}),
+        json!({"tracker_id": acc.trackers[0].0, "msg_time": "2024-06-03T07:00:00Z"}),
+        json!({"tracker_id": acc.trackers[0].0, "msg_time": "2024-06-01T07:08:00Z", "server_time": "2024-06-01T07:08:01Z"}),
+    ]);
+    let mut body = body;
+    body.extend_from_slice(b"{not json\n");
+    let answer = post(&srv, &token, body, None).await;
+    let body = answer.ok();
+    assert_eq!(
+        (body["accepted"].clone(), body["duplicates"].clone()),
+        (json!(2), json!(0))
+    );
+    let rejected: Vec<(u64, u64)> = body["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["code"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        rejected,
+        [
+            (2, 7),
+            (3, 7),
+            (4, 201),
+            (5, 208),
+            (7, 201),
+            (8, 7),
+            (9, 7),
+            (10, 7)
+        ]
+    );
+    let description = |line: u64| {
+        body["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["line"] == line)
+            .unwrap()["description"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(description(2).contains("lat"));
+    assert!(description(3).contains("speeed"));
+    assert!(description(8).contains("msg_time"));
+    assert!(description(9).contains("server_time"));
+    assert_eq!(stored_rows(&srv), 2);
+}
+
+#[tokio::test]
+async fn backfill_tokens_may_set_server_time() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("backfill@example.com").await;
+    let token = token(&srv, true).await;
+    let line = json!({"tracker_id": acc.trackers[0].0, "msg_time": "2024-05-20T10:00:00Z", "server_time": "2024-05-21T00:00:00Z"});
+    assert_eq!(
+        post(&srv, &token, ndjson(&[line]), None).await.ok()["accepted"],
+        1
+    );
+    srv.ingest.flush().unwrap();
+    let file = srv.ingest.snapshot().files[0].clone();
+    assert_eq!(file.server_time_min_ms, 1_716_249_600_000);
+}
+
+#[tokio::test]
+async fn gzip_and_zstd_bodies_are_read() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("encodings@example.com").await;
+    let token = token(&srv, false).await;
+    let all = lines(&acc, 40);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&ndjson(&all[..20])).unwrap();
+    assert_eq!(
+        post(&srv, &token, gz.finish().unwrap(), Some("gzip"))
+            .await
+            .ok()["accepted"],
+        20
+    );
+    let zst = zstd::encode_all(&ndjson(&all[20..])[..], 3).unwrap();
+    assert_eq!(
+        post(&srv, &token, zst, Some("zstd")).await.ok()["accepted"],
+        20
+    );
+    post(&srv, &token, b"\x00garbage".to_vec(), Some("gzip"))
+        .await
+        .error(5, 400);
+    post(&srv, &token, ndjson(&all), Some("br"))
+        .await
+        .error(5, 400);
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_412_also_after_decompression() {
+    let srv = TestServer::start_with(ApiConfig {
+        max_ingest_bytes: 4096,
+        ..ApiConfig::default()
+    })
+    .await;
+    let acc = srv.account("limits@example.com").await;
+    let token = token(&srv, false).await;
+    post(&srv, &token, vec![b'\n'; 5000], None)
+        .await
+        .error(9, 412);
+    // 100 KB of newlines compress to a few hundred bytes: refused once decoded.
+    let bomb = zstd::encode_all(&vec![b'\n'; 100_000][..], 19).unwrap();
+    assert!(bomb.len() < 4096);
+    post(&srv, &token, bomb, Some("zstd")).await.error(9, 412);
+    assert_eq!(
+        post(&srv, &token, ndjson(&lines(&acc, 2)), None).await.ok()["accepted"],
+        2
+    );
+}
+
+#[tokio::test]
+async fn tokens_are_checked() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("tokens@example.com").await;
+    let body = ndjson(&lines(&acc, 1));
+    let no_auth = srv
+        .send(
+            srv.client()
+                .post(srv.url("/ingest/v1/messages"))
+                .body(body.clone()),
+        )
+        .await;
+    no_auth.error(3, 400);
+    post(&srv, "xyz", body.clone(), None).await.error(3, 400);
+    post(&srv, &"0".repeat(32), body.clone(), None)
+        .await
+        .error(2, 403);
+    // A user's API key is not an ingest token.
+    post(&srv, &acc.key, body.clone(), None).await.error(2, 403);
+    srv.send(srv.client().get(srv.url("/ingest/v1/messages")))
+        .await
+        .error(112, 400);
+}
+
+#[tokio::test]
+async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
+    let srv = TestServer::start_full(ApiConfig::default(), |c| ingest::IngestConfig {
+        max_unflushed_rows: 5,
+        flush_interval: std::time::Duration::from_secs(3600),
+        ..c
+    })
+    .await;
+    let acc = srv.account("busy@example.com").await;
+    let token = token(&srv, false).await;
+    let all = lines(&acc, 12);
+    assert_eq!(
+        post(&srv, &token, ndjson(&all[..6]), None).await.ok()["accepted"],
+        6
+    );
+    let busy = post(&srv, &token, ndjson(&all[6..]), None).await;
+    busy.error(8, 503);
+    assert_eq!(busy.headers["retry-after"], "1");
+    srv.ingest.flush().unwrap();
+    assert_eq!(
+        post(&srv, &token, ndjson(&all[6..]), None).await.ok()["accepted"],
+        6
+    );
+}

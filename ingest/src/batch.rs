@@ -1,0 +1,299 @@
+//! Messages into Arrow record batches with the layout of `schemas::columns`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMillisecondBuilder, UInt8Builder, UInt64Builder,
+};
+use arrow::record_batch::RecordBatch;
+use schemas::Message;
+use schemas::columns::{self, InnerKind};
+
+use crate::{Error, Result};
+
+/// A message ready to be stored, with its deduplication hash.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Entry {
+    pub(crate) message: Message,
+    pub(crate) content_hash: u64,
+}
+
+impl Entry {
+    /// Hashes the message's content without its server time: a retransmission
+    /// or a replayed backfill hashes the same, whenever it arrives.
+    pub(crate) fn new(message: Message) -> Result<Self> {
+        let mut probe = message;
+        let server_time_ms = std::mem::take(&mut probe.server_time_ms);
+        let encoded = postcard::to_stdvec(&probe).map_err(Error::Encode)?;
+        let content_hash = xxhash_rust::xxh3::xxh3_64(&encoded);
+        probe.server_time_ms = server_time_ms;
+        Ok(Self {
+            message: probe,
+            content_hash,
+        })
+    }
+
+    /// The day partition (days since the epoch, UTC) of the message time.
+    pub(crate) fn day(&self) -> i64 {
+        day_of(self.message.message_time_ms)
+    }
+}
+
+/// Days since the epoch of an instant in ms.
+pub(crate) fn day_of(time_ms: i64) -> i64 {
+    time_ms.div_euclid(86_400_000)
+}
+
+/// Builds one record batch: the fixed columns, then every inner column that
+/// any of the messages has, sorted by name.
+pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
+    let n = entries.len();
+    let mut inner: BTreeMap<String, InnerColumn> = BTreeMap::new();
+    for (row, entry) in entries.iter().enumerate() {
+        let m = &entry.message;
+        for (index, value) in &m.discrete_inputs {
+            inner
+                .entry(InnerKind::DiscreteInputs.column(&index.to_string()))
+                .or_insert_with(|| InnerColumn::discrete(n))
+                .set_u8(row, *value);
+        }
+        for (index, value) in &m.discrete_outputs {
+            inner
+                .entry(InnerKind::DiscreteOutputs.column(&index.to_string()))
+                .or_insert_with(|| InnerColumn::discrete(n))
+                .set_u8(row, *value);
+        }
+        for (name, value) in &m.inputs {
+            inner
+                .entry(InnerKind::Inputs.column(name))
+                .or_insert_with(|| InnerColumn::number(n))
+                .set_f64(row, *value);
+        }
+        for (name, value) in &m.states {
+            inner
+                .entry(InnerKind::States.column(name))
+                .or_insert_with(|| InnerColumn::text(n))
+                .set_text(row, value.to_json_text());
+        }
+    }
+
+    let mut tracker = Int64Builder::with_capacity(n);
+    let mut message_time = TimestampMillisecondBuilder::with_capacity(n).with_timezone("UTC");
+    let mut server_time = TimestampMillisecondBuilder::with_capacity(n).with_timezone("UTC");
+    let mut gps_fix_type = UInt8Builder::with_capacity(n);
+    let mut lat = Float64Builder::with_capacity(n);
+    let mut lng = Float64Builder::with_capacity(n);
+    let mut speed = Float64Builder::with_capacity(n);
+    let mut alt = Int32Builder::with_capacity(n);
+    let mut satellites = Int32Builder::with_capacity(n);
+    let mut heading = Int32Builder::with_capacity(n);
+    let mut precision = Int32Builder::with_capacity(n);
+    let mut hdop = Float64Builder::with_capacity(n);
+    let mut pdop = Float64Builder::with_capacity(n);
+    let mut event_id = Int64Builder::with_capacity(n);
+    let mut mn_name = StringBuilder::with_capacity(n, n * 8);
+    let mut mn_roaming = Int32Builder::with_capacity(n);
+    let mut mn_code = Int64Builder::with_capacity(n);
+    let mut mn_csq = Int32Builder::with_capacity(n);
+    let mut mn_type = UInt8Builder::with_capacity(n);
+    let mut flags = Int64Builder::with_capacity(n);
+    let mut hash = UInt64Builder::with_capacity(n);
+    for entry in entries {
+        let m = &entry.message;
+        tracker.append_value(m.tracker_id.0);
+        message_time.append_value(m.message_time_ms);
+        server_time.append_value(m.server_time_ms);
+        gps_fix_type.append_option(m.gps_fix_type.map(|g| g as u8));
+        lat.append_option(m.lat);
+        lng.append_option(m.lng);
+        speed.append_option(m.speed);
+        alt.append_option(m.alt);
+        satellites.append_option(m.satellites);
+        heading.append_option(m.heading);
+        precision.append_option(m.precision);
+        hdop.append_option(m.hdop);
+        pdop.append_option(m.pdop);
+        event_id.append_option(m.event_id);
+        mn_name.append_option(m.mn_name.as_deref());
+        mn_roaming.append_option(m.mn_roaming);
+        mn_code.append_option(m.mn_code);
+        mn_csq.append_option(m.mn_csq);
+        mn_type.append_option(m.mn_type.map(|t| t as u8));
+        flags.append_option(m.flags);
+        hash.append_value(entry.content_hash);
+    }
+    // The order of `schemas::columns::fixed_fields`.
+    let mut arrays: Vec<ArrayRef> = vec![
+        Arc::new(tracker.finish()),
+        Arc::new(message_time.finish()),
+        Arc::new(server_time.finish()),
+        Arc::new(gps_fix_type.finish()),
+        Arc::new(lat.finish()),
+        Arc::new(lng.finish()),
+        Arc::new(speed.finish()),
+        Arc::new(alt.finish()),
+        Arc::new(satellites.finish()),
+        Arc::new(heading.finish()),
+        Arc::new(precision.finish()),
+        Arc::new(hdop.finish()),
+        Arc::new(pdop.finish()),
+        Arc::new(event_id.finish()),
+        Arc::new(mn_name.finish()),
+        Arc::new(mn_roaming.finish()),
+        Arc::new(mn_code.finish()),
+        Arc::new(mn_csq.finish()),
+        Arc::new(mn_type.finish()),
+        Arc::new(flags.finish()),
+        Arc::new(hash.finish()),
+    ];
+    let names: Vec<String> = inner.keys().cloned().collect();
+    arrays.extend(inner.into_values().map(InnerColumn::finish));
+    RecordBatch::try_new(columns::schema_with(&names), arrays).map_err(Error::Arrow)
+}
+
+/// An inner column being filled row by row.
+enum InnerColumn {
+    Discrete(Vec<Option<u8>>),
+    Number(Vec<Option<f64>>),
+    Text(Vec<Option<String>>),
+}
+
+impl InnerColumn {
+    fn discrete(n: usize) -> Self {
+        Self::Discrete(vec![None; n])
+    }
+    fn number(n: usize) -> Self {
+        Self::Number(vec![None; n])
+    }
+    fn text(n: usize) -> Self {
+        Self::Text(vec![None; n])
+    }
+    fn set_u8(&mut self, row: usize, value: u8) {
+        if let Self::Discrete(values) = self {
+            if let Some(slot) = values.get_mut(row) {
+                *slot = Some(value);
+            }
+        }
+    }
+    fn set_f64(&mut self, row: usize, value: f64) {
+        if let Self::Number(values) = self {
+            if let Some(slot) = values.get_mut(row) {
+                *slot = Some(value);
+            }
+        }
+    }
+    fn set_text(&mut self, row: usize, value: String) {
+        if let Self::Text(values) = self {
+            if let Some(slot) = values.get_mut(row) {
+                *slot = Some(value);
+            }
+        }
+    }
+    fn finish(self) -> ArrayRef {
+        match self {
+            Self::Discrete(values) => Arc::new(arrow::array::UInt8Array::from(values)),
+            Self::Number(values) => Arc::new(arrow::array::Float64Array::from(values)),
+            Self::Text(values) => Arc::new(arrow::array::StringArray::from(values)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type, UInt8Type};
+    use schemas::{StateValue, TrackerId};
+
+    use super::*;
+
+    fn message(tracker: i64, time: i64) -> Message {
+        Message {
+            tracker_id: TrackerId(tracker),
+            message_time_ms: time,
+            server_time_ms: time + 5,
+            ..Message::default()
+        }
+    }
+
+    #[test]
+    fn hashes_ignore_server_time_only() {
+        let a = Entry::new(message(1, 1000)).unwrap();
+        let mut later = message(1, 1000);
+        later.server_time_ms = 99_999;
+        assert_eq!(
+            a.content_hash,
+            Entry::new(later.clone()).unwrap().content_hash
+        );
+        assert_eq!(
+            Entry::new(later.clone()).unwrap().message.server_time_ms,
+            99_999
+        );
+        later.lat = Some(1.0);
+        assert_ne!(a.content_hash, Entry::new(later).unwrap().content_hash);
+        assert_ne!(
+            a.content_hash,
+            Entry::new(message(2, 1000)).unwrap().content_hash
+        );
+    }
+
+    #[test]
+    fn batches_hold_fixed_then_sorted_inner_columns() {
+        let mut a = message(7, 1000);
+        a.lat = Some(43.25);
+        a.inputs = vec![("lls_level_1".into(), 512.0)];
+        a.discrete_inputs = vec![(2, 1)];
+        let mut b = message(7, 2000);
+        b.states = vec![("ignition".into(), StateValue::Flag(true))];
+        b.inputs = vec![("fuel".into(), 3.5), ("lls_level_1".into(), 510.0)];
+        let batch = to_record_batch(&[Entry::new(a).unwrap(), Entry::new(b).unwrap()]).unwrap();
+        let names: Vec<&str> = batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(
+            &names[names.len() - 4..],
+            [
+                "discrete_inputs.2",
+                "inputs.fuel",
+                "inputs.lls_level_1",
+                "states.ignition"
+            ]
+        );
+        assert_eq!(
+            batch
+                .column_by_name("tracker_id")
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .value(1),
+            7
+        );
+        let level = batch
+            .column_by_name("inputs.lls_level_1")
+            .unwrap()
+            .as_primitive::<Float64Type>();
+        assert_eq!((level.value(0), level.value(1)), (512.0, 510.0));
+        let fuel = batch.column_by_name("inputs.fuel").unwrap();
+        assert!(fuel.is_null(0) && !fuel.is_null(1));
+        assert_eq!(
+            batch
+                .column_by_name("discrete_inputs.2")
+                .unwrap()
+                .as_primitive::<UInt8Type>()
+                .value(0),
+            1
+        );
+        assert_eq!(
+            batch
+                .column_by_name("states.ignition")
+                .unwrap()
+                .as_string::<i32>()
+                .value(1),
+            "true"
+        );
+        assert!(batch.column_by_name("lat").unwrap().is_null(1));
+    }
+}

@@ -1,0 +1,426 @@
+//! The ingest engine: one writer thread (dedup, WAL group commit, memtable)
+//! and one flusher thread (memtable to Parquet, WAL truncation).
+
+mod flusher;
+mod maintenance;
+mod writer;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use arrow::array::AsArray;
+use arrow::datatypes::{Int64Type, TimestampMillisecondType, UInt64Type};
+use arrow::record_batch::RecordBatch;
+use crossbeam_channel::{Sender, TrySendError};
+use prometheus_client::registry::Registry;
+use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, columns};
+
+use crate::batch::{Entry, day_of, to_record_batch};
+use crate::dedup::{DedupIndex, PartitionKey};
+use crate::metrics::IngestMetrics;
+use crate::sink::Sink;
+use crate::sink::parquet::{ParquetConfig, ParquetSink};
+use crate::wal::{Wal, WalConfig};
+use crate::{Error, Result};
+
+/// Settings of the ingest engine.
+#[derive(Debug, Clone)]
+pub struct IngestConfig {
+    /// The data directory: the WAL goes to `wal/`, Parquet files and the catalog to `telemetry/`.
+    pub data_dir: PathBuf,
+    /// A WAL segment is sealed once it exceeds this size.
+    pub wal_segment_bytes: u64,
+    /// The memtable is flushed to Parquet at least this often.
+    pub flush_interval: Duration,
+    /// ... or as soon as it holds this many rows.
+    pub flush_rows: usize,
+    /// Writes are refused (HTTP 503, code 8) while the memtable holds more rows than this.
+    pub max_unflushed_rows: usize,
+    /// Writes waiting for the writer thread before new ones are refused.
+    pub max_pending_writes: usize,
+    /// Rows per Parquet row group.
+    pub row_group_rows: usize,
+    /// zstd level of Parquet files.
+    pub zstd_level: i32,
+    /// Keys the deduplication index holds before evicting partitions.
+    pub dedup_max_entries: usize,
+    /// Files with fewer rows than this are small: merged once a day has `compact_min_files` of them.
+    pub compact_small_rows: usize,
+    /// Small files of one day that trigger a merge.
+    pub compact_min_files: usize,
+    /// Most rows one compaction or retention rewrite reads at once (bounds memory).
+    pub compact_max_rows: usize,
+    /// How often retention runs once cutoffs are known.
+    pub retention_interval: Duration,
+}
+
+impl IngestConfig {
+    /// Defaults for a data directory.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            wal_segment_bytes: 64 * 1024 * 1024,
+            flush_interval: Duration::from_secs(5),
+            flush_rows: 1_000_000,
+            max_unflushed_rows: 4_000_000,
+            max_pending_writes: 1024,
+            row_group_rows: 64 * 1024,
+            zstd_level: 3,
+            dedup_max_entries: 16_000_000,
+            compact_small_rows: 256 * 1024,
+            compact_min_files: 4,
+            compact_max_rows: 2_000_000,
+            retention_interval: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteOutcome {
+    /// Messages stored.
+    pub accepted: usize,
+    /// Messages already stored (same tracker, message time and content), not stored again.
+    pub duplicates: usize,
+}
+
+/// State shared by the engine's threads and its readers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: IngestConfig,
+    pub(crate) sink: Arc<dyn Sink>,
+    pub(crate) metrics: IngestMetrics,
+    pub(crate) state: RwLock<State>,
+    pub(crate) dedup: Mutex<DedupIndex>,
+    pub(crate) retention: Mutex<Retention>,
+}
+
+/// Retention cutoffs by tracker (ms since the epoch), and whether they changed since the last run.
+#[derive(Debug, Default)]
+pub(crate) struct Retention {
+    pub(crate) cutoffs: Option<Arc<BTreeMap<i64, i64>>>,
+    pub(crate) changed: bool,
+}
+
+/// Files and memtable, swapped together so readers never see a row twice or miss one.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) files: Arc<Vec<FileEntry>>,
+    pub(crate) unflushed: Vec<RecordBatch>,
+    pub(crate) unflushed_rows: usize,
+    pub(crate) oldest_unflushed: Option<Instant>,
+    /// Held by snapshots; deletes replaced files once no snapshot needs them.
+    pub(crate) epoch: Arc<maintenance::Epoch>,
+}
+
+impl Shared {
+    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Loads a dedup partition: keys from the files and from the memtable.
+    pub(crate) fn load_partition(
+        &self,
+        dedup: &mut DedupIndex,
+        (tracker, day): PartitionKey,
+    ) -> Result<()> {
+        let mut keys = self.sink.keys(tracker, day)?;
+        for batch in &self.read().unflushed {
+            collect_keys(batch, tracker, day, &mut keys);
+        }
+        dedup.load((tracker, day), keys);
+        Ok(())
+    }
+
+    fn publish_gauges(&self) {
+        let state = self.read();
+        self.metrics.unflushed_rows.set(state.unflushed_rows as i64);
+        self.metrics.files.set(state.files.len() as i64);
+        self.metrics
+            .file_bytes
+            .set(state.files.iter().map(|f| f.bytes as i64).sum());
+        let lag = state
+            .oldest_unflushed
+            .map_or(0.0, |t| t.elapsed().as_secs_f64());
+        self.metrics.flush_lag_seconds.set(lag);
+    }
+}
+
+fn collect_keys(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<(i64, u64)>) {
+    let (Some(t), Some(m), Some(h)) = (
+        batch
+            .column_by_name(columns::TRACKER_ID)
+            .and_then(|c| c.as_primitive_opt::<Int64Type>()),
+        batch
+            .column_by_name(columns::MESSAGE_TIME)
+            .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
+        batch
+            .column_by_name(columns::CONTENT_HASH)
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>()),
+    ) else {
+        return;
+    };
+    for i in 0..batch.num_rows() {
+        if t.value(i) == tracker && day_of(m.value(i)) == day {
+            out.push((m.value(i), h.value(i)));
+        }
+    }
+}
+
+/// Commands of the writer thread, handled in order.
+#[derive(Debug)]
+pub(crate) enum Command {
+    Write {
+        entries: Vec<Entry>,
+        reply: tokio::sync::oneshot::Sender<Result<WriteOutcome>>,
+    },
+    /// Seal the WAL segment; answer it and how many memtable batches it covers.
+    Rotate {
+        reply: crossbeam_channel::Sender<Result<(u64, usize)>>,
+    },
+    /// Delete WAL segments up to this one (their rows are in Parquet).
+    Truncate { through: u64 },
+}
+
+/// The ingest engine. [`Ingest::write`] returns once messages are durable and visible.
+#[derive(Debug)]
+pub struct Ingest {
+    shared: Arc<Shared>,
+    commands: Mutex<Option<Sender<Command>>>,
+    flush_requests: Sender<flusher::Request>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Ingest {
+    /// Opens the data directory: recovers the WAL into memory, starts the threads.
+    pub fn open(config: IngestConfig, registry: &mut Registry) -> Result<Self> {
+        let metrics = IngestMetrics::register(registry);
+        let sink: Arc<dyn Sink> = Arc::new(ParquetSink::open(ParquetConfig {
+            root: config.data_dir.join("telemetry"),
+            row_group_rows: config.row_group_rows,
+            zstd_level: config.zstd_level,
+        })?);
+        let mut recovered: Vec<Entry> = Vec::new();
+        let (wal, report) = Wal::open(
+            WalConfig {
+                dir: config.data_dir.join("wal"),
+                segment_bytes: config.wal_segment_bytes,
+            },
+            sink.flushed_wal_segment(),
+            |_segment, payload| {
+                let entries: Vec<Entry> =
+                    postcard::from_bytes(payload).map_err(crate::wal::WalError::rejected)?;
+                recovered.extend(entries);
+                Ok(())
+            },
+        )
+        .map_err(Error::Wal)?;
+        metrics.wal_torn_tails.inc_by(report.torn_tails as u64);
+        if report.records > 0 || report.torn_tails > 0 {
+            tracing::info!(
+                segments = report.segments,
+                records = report.records,
+                messages = recovered.len(),
+                torn_tails = report.torn_tails,
+                "recovered the write-ahead log"
+            );
+        }
+        let shared = Arc::new(Shared {
+            state: RwLock::new(State {
+                files: Arc::new(sink.files()),
+                ..State::default()
+            }),
+            dedup: Mutex::new(DedupIndex::new(config.dedup_max_entries)),
+            retention: Mutex::new(Retention::default()),
+            config,
+            sink,
+            metrics,
+        });
+        shared.recover(recovered)?;
+        shared.publish_gauges();
+
+        let (commands, command_rx) = crossbeam_channel::bounded(shared.config.max_pending_writes);
+        let (flush_requests, flush_rx) = crossbeam_channel::unbounded();
+        let writer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("ingest-writer".into())
+                .spawn(move || writer::run(shared, wal, command_rx))
+                .map_err(Error::io("starting the writer thread", "ingest-writer"))?
+        };
+        let flusher = {
+            let (shared, commands) = (shared.clone(), commands.clone());
+            std::thread::Builder::new()
+                .name("ingest-flusher".into())
+                .spawn(move || flusher::run(shared, commands, flush_rx))
+                .map_err(Error::io("starting the flusher thread", "ingest-flusher"))?
+        };
+        Ok(Self {
+            shared,
+            commands: Mutex::new(Some(commands)),
+            flush_requests,
+            threads: Mutex::new(vec![writer, flusher]),
+        })
+    }
+
+    /// Stores messages; returns once the accepted ones are durable in the WAL
+    /// and visible to readers. Duplicates of stored messages are counted, not stored.
+    /// [`Error::Backpressure`] when the writer is behind (retry later).
+    pub async fn write(&self, messages: Vec<Message>) -> Result<WriteOutcome> {
+        if messages.is_empty() {
+            return Ok(WriteOutcome::default());
+        }
+        if self.shared.read().unflushed_rows > self.shared.config.max_unflushed_rows {
+            return Err(Error::Backpressure {
+                reason: "too many rows wait to be flushed",
+            });
+        }
+        let entries = messages
+            .into_iter()
+            .map(Entry::new)
+            .collect::<Result<Vec<_>>>()?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let sender = self
+            .commands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(Error::Stopped)?;
+        match sender.try_send(Command::Write { entries, reply }) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                return Err(Error::Backpressure {
+                    reason: "too many writes are queued",
+                });
+            }
+            Err(TrySendError::Disconnected(_)) => return Err(Error::Stopped),
+        }
+        answer.await.map_err(|_| Error::Stopped)?
+    }
+
+    /// Sets the retention cutoff of each tracker (ms since the epoch): rows with
+    /// an older message time are removed by the next retention run, which
+    /// starts soon after new cutoffs arrive. Trackers not named keep their data.
+    pub fn set_retention(&self, cutoffs: HashMap<i64, i64>) {
+        let mut retention = self
+            .shared
+            .retention
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        *retention = Retention { cutoffs: Some(Arc::new(cutoffs.into_iter().collect())), changed: true };
+    }
+
+    /// Counts lines refused before they reached the engine (for the metrics).
+    pub fn count_rejected(&self, lines: usize) {
+        self.shared.metrics.count("rejected", lines);
+    }
+
+    /// Flushes everything acknowledged so far to Parquet; blocks until done.
+    pub fn flush(&self) -> Result<()> {
+        let (reply, done) = crossbeam_channel::bounded(1);
+        self.flush_requests
+            .send(flusher::Request::Flush { reply })
+            .map_err(|_| Error::Stopped)?;
+        done.recv().map_err(|_| Error::Stopped)?
+    }
+
+    /// Flushes and stops the threads. Later writes fail with [`Error::Stopped`].
+    pub fn shutdown(&self) -> Result<()> {
+        let flushed = self.flush();
+        let _ = self.flush_requests.send(flusher::Request::Stop);
+        self.commands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        for thread in threads {
+            if thread.join().is_err() {
+                tracing::error!("an ingest thread panicked");
+            }
+        }
+        flushed
+    }
+}
+
+impl Ingest {
+    /// Stops the threads without flushing, as a crash would leave things: what
+    /// was acknowledged is only in the WAL.
+    #[cfg(test)]
+    pub(crate) fn crash_for_tests(&self) {
+        let _ = self.flush_requests.send(flusher::Request::Stop);
+        self.commands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        for thread in std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner())) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Shared {
+    /// Puts recovered entries back into the memtable and the dedup index.
+    fn recover(&self, entries: Vec<Entry>) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut partitions: HashMap<PartitionKey, Vec<(i64, u64)>> = HashMap::new();
+        for entry in &entries {
+            partitions
+                .entry((entry.message.tracker_id.0, entry.day()))
+                .or_default()
+                .push((entry.message.message_time_ms, entry.content_hash));
+        }
+        for (partition, keys) in partitions {
+            let mut all = self.sink.keys(partition.0, partition.1)?;
+            all.extend(keys);
+            dedup.load(partition, all);
+        }
+        let mut state = self.write();
+        for chunk in entries.chunks(64 * 1024) {
+            state.unflushed.push(to_record_batch(chunk)?);
+            state.unflushed_rows += chunk.len();
+        }
+        state.oldest_unflushed = Some(Instant::now());
+        dedup.shrink(&HashSet::new());
+        Ok(())
+    }
+}
+
+impl TelemetrySource for Ingest {
+    fn snapshot(&self) -> Arc<TelemetrySnapshot> {
+        let state = self.shared.read();
+        Arc::new(TelemetrySnapshot {
+            root: self.shared.config.data_dir.join("telemetry"),
+            files: state.files.clone(),
+            unflushed: state.unflushed.clone(),
+            guard: Some(state.epoch.clone()),
+        })
+    }
+}
+
+impl Drop for Ingest {
+    fn drop(&mut self) {
+        if !self
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+        {
+            if let Err(e) = self.shutdown() {
+                tracing::error!(error = %e, "flushing on drop failed; the WAL keeps the rows");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

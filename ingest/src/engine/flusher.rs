@@ -1,0 +1,116 @@
+//! The flusher thread: memtable to Parquet files, then WAL truncation.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+use super::{Command, Shared};
+use crate::{Error, Result};
+
+/// Requests to the flusher.
+#[derive(Debug)]
+pub(crate) enum Request {
+    /// Flush now and answer when done.
+    Flush { reply: Sender<Result<()>> },
+    /// Stop after the current flush.
+    Stop,
+}
+
+/// How often the flusher looks at the memtable's size and age.
+const TICK: Duration = Duration::from_millis(200);
+
+pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Receiver<Request>) {
+    let mut last_flush = Instant::now();
+    let mut last_retention = Instant::now();
+    loop {
+        upkeep(&shared, &mut last_retention);
+        let request = match requests.recv_timeout(TICK) {
+            Ok(Request::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Request::Flush { reply }) => Some(reply),
+            Err(RecvTimeoutError::Timeout) => None,
+        };
+        shared.publish_gauges();
+        let due = {
+            let state = shared.read();
+            state.unflushed_rows >= shared.config.flush_rows
+                || (state.unflushed_rows > 0
+                    && last_flush.elapsed() >= shared.config.flush_interval)
+        };
+        if request.is_none() && !due {
+            continue;
+        }
+        let outcome = flush_once(&shared, &commands);
+        last_flush = Instant::now();
+        if let Err(e) = &outcome {
+            shared.metrics.flush_errors.inc();
+            tracing::error!(error = %e, "flushing to Parquet failed; the rows stay in the WAL and memory, retrying");
+        }
+        shared.publish_gauges();
+        if let Some(reply) = request {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+/// Compaction (one merge per tick) and retention (when cutoffs changed or are due).
+fn upkeep(shared: &Shared, last_retention: &mut Instant) {
+    if let Err(e) = super::maintenance::compact(shared) {
+        tracing::error!(error = %e, "compaction failed; the files stay as they are");
+    }
+    let cutoffs = {
+        let mut retention = shared.retention.lock().unwrap_or_else(|p| p.into_inner());
+        let due = retention.changed || last_retention.elapsed() >= shared.config.retention_interval;
+        retention.changed = false;
+        retention.cutoffs.clone().filter(|_| due)
+    };
+    if let Some(cutoffs) = cutoffs {
+        *last_retention = Instant::now();
+        if let Err(e) = super::maintenance::retain(shared, &cutoffs) {
+            tracing::error!(error = %e, "retention failed; retried at the next run");
+        }
+    }
+}
+
+/// Seals the WAL segment, writes the memtable's batches up to it to Parquet,
+/// swaps them for the new files, and lets the writer delete the segments.
+fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
+    let (reply, sealed) = crossbeam_channel::bounded(1);
+    commands
+        .send(Command::Rotate { reply })
+        .map_err(|_| Error::Stopped)?;
+    let (segment, count) = sealed.recv().map_err(|_| Error::Stopped)??;
+    let batches = shared
+        .read()
+        .unflushed
+        .get(..count)
+        .map(<[_]>::to_vec)
+        .unwrap_or_default();
+    if !batches.is_empty() {
+        let started = Instant::now();
+        let written = shared.sink.persist(&batches, segment)?;
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let mut state = shared.write();
+        let mut files = state.files.as_ref().clone();
+        files.extend(written.iter().cloned());
+        state.files = Arc::new(files);
+        state.unflushed.drain(..count);
+        state.unflushed_rows -= rows;
+        state.oldest_unflushed = if state.unflushed.is_empty() {
+            None
+        } else {
+            Some(Instant::now())
+        };
+        drop(state);
+        shared.metrics.flushes.inc();
+        tracing::debug!(
+            rows,
+            files = written.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "flushed"
+        );
+    }
+    // Segments up to the sealed one are in Parquet (or held nothing).
+    let _ = commands.send(Command::Truncate { through: segment });
+    Ok(())
+}

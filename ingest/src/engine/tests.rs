@@ -1,0 +1,387 @@
+use std::time::Duration;
+
+use arrow::array::AsArray;
+use arrow::datatypes::Int64Type;
+use prometheus_client::registry::Registry;
+use schemas::{Message, StateValue, TelemetrySource, TrackerId};
+
+use super::*;
+
+const DAY_MS: i64 = 86_400_000;
+const NOW_MS: i64 = 1_717_200_000_000; // 2024-06-01
+
+fn config(dir: &std::path::Path) -> IngestConfig {
+    IngestConfig {
+        flush_interval: Duration::from_secs(3600),
+        ..IngestConfig::new(dir)
+    }
+}
+
+fn open(dir: &std::path::Path) -> Ingest {
+    Ingest::open(config(dir), &mut Registry::default()).unwrap()
+}
+
+fn message(tracker: i64, time_ms: i64, fuel: f64) -> Message {
+    Message {
+        tracker_id: TrackerId(tracker),
+        message_time_ms: time_ms,
+        server_time_ms: NOW_MS,
+        lat: Some(43.2),
+        inputs: vec![("lls_level_1".into(), fuel)],
+        states: vec![("ignition".into(), StateValue::Flag(true))],
+        ..Message::default()
+    }
+}
+
+fn rows(snapshot: &TelemetrySnapshot) -> u64 {
+    snapshot.files.iter().map(|f| f.rows).sum::<u64>()
+        + snapshot
+            .unflushed
+            .iter()
+            .map(|b| b.num_rows() as u64)
+            .sum::<u64>()
+}
+
+#[tokio::test]
+async fn writes_are_visible_at_once_and_flushed_to_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    let outcome = ingest
+        .write(
+            (0..100)
+                .map(|i| message(1, NOW_MS + i * 1000, i as f64))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        WriteOutcome {
+            accepted: 100,
+            duplicates: 0
+        }
+    );
+    let before = ingest.snapshot();
+    assert_eq!(rows(&before), 100);
+    assert!(before.files.is_empty());
+    ingest.flush().unwrap();
+    let after = ingest.snapshot();
+    assert!(after.unflushed.is_empty());
+    assert_eq!(after.files.len(), 1);
+    let file = &after.files[0];
+    assert_eq!((file.rows, file.tracker_min, file.tracker_max), (100, 1, 1));
+    assert_eq!(
+        (file.message_time_min_ms, file.message_time_max_ms),
+        (NOW_MS, NOW_MS + 99_000)
+    );
+    assert_eq!(
+        file.inner_columns,
+        ["inputs.lls_level_1", "states.ignition"]
+    );
+    assert!(after.root.join(&file.path).exists());
+    ingest.shutdown().unwrap();
+}
+
+#[tokio::test]
+async fn retransmissions_are_stored_once_and_same_second_messages_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    let batch: Vec<Message> = (0..10)
+        .map(|i| message(1, NOW_MS + i * 1000, 1.0))
+        .collect();
+    ingest.write(batch.clone()).await.unwrap();
+    // The retry arrives later: another server time, same content.
+    let mut retry = batch.clone();
+    for m in &mut retry {
+        m.server_time_ms += 60_000;
+    }
+    assert_eq!(
+        ingest.write(retry).await.unwrap(),
+        WriteOutcome {
+            accepted: 0,
+            duplicates: 10
+        }
+    );
+    // Same tracker and second, other content: kept.
+    assert_eq!(
+        ingest
+            .write(vec![message(1, NOW_MS, 2.0)])
+            .await
+            .unwrap()
+            .accepted,
+        1
+    );
+    // Duplicates inside one request count too.
+    let twice = vec![message(2, NOW_MS, 1.0), message(2, NOW_MS, 1.0)];
+    assert_eq!(
+        ingest.write(twice).await.unwrap(),
+        WriteOutcome {
+            accepted: 1,
+            duplicates: 1
+        }
+    );
+    ingest.flush().unwrap();
+    assert_eq!(
+        ingest.write(batch).await.unwrap().duplicates,
+        10,
+        "also against flushed files"
+    );
+    assert_eq!(rows(&ingest.snapshot()), 12);
+    ingest.shutdown().unwrap();
+}
+
+#[tokio::test]
+async fn acknowledged_writes_survive_a_crash_and_stay_deduplicated() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    ingest
+        .write((0..50).map(|i| message(3, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    ingest.flush().unwrap();
+    ingest
+        .write((50..80).map(|i| message(3, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    ingest.crash_for_tests();
+    drop(ingest);
+
+    let ingest = open(dir.path());
+    let snapshot = ingest.snapshot();
+    assert_eq!(
+        rows(&snapshot),
+        80,
+        "30 rows replayed from the WAL, 50 from Parquet"
+    );
+    assert_eq!(
+        snapshot
+            .unflushed
+            .iter()
+            .map(|b| b.num_rows())
+            .sum::<usize>(),
+        30
+    );
+    let again = ingest
+        .write((0..80).map(|i| message(3, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        WriteOutcome {
+            accepted: 0,
+            duplicates: 80
+        }
+    );
+    ingest.flush().unwrap();
+    ingest.shutdown().unwrap();
+    drop(ingest);
+    // A clean restart replays nothing: the WAL was truncated after the flush.
+    let ingest = open(dir.path());
+    assert!(ingest.snapshot().unflushed.is_empty());
+    assert_eq!(rows(&ingest.snapshot()), 80);
+}
+
+#[tokio::test]
+async fn late_messages_land_in_their_message_day_with_todays_server_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    ingest.write(vec![message(4, NOW_MS, 1.0)]).await.unwrap();
+    ingest
+        .write(vec![
+            message(4, NOW_MS - 3 * DAY_MS, 1.0),
+            message(5, NOW_MS - 3 * DAY_MS + 1, 1.0),
+        ])
+        .await
+        .unwrap();
+    ingest.flush().unwrap();
+    let snapshot = ingest.snapshot();
+    let mut days: Vec<String> = snapshot
+        .files
+        .iter()
+        .map(|f| f.path.parent().unwrap().display().to_string())
+        .collect();
+    days.sort();
+    assert_eq!(days, ["day=2024-05-29", "day=2024-06-01"]);
+    let late = snapshot
+        .files
+        .iter()
+        .find(|f| f.message_time_max_ms < NOW_MS)
+        .unwrap();
+    assert_eq!((late.tracker_min, late.tracker_max), (4, 5));
+    assert_eq!(late.server_time_min_ms, NOW_MS);
+    assert!(late.may_hold(
+        4,
+        (NOW_MS - 4 * DAY_MS, NOW_MS - 2 * DAY_MS),
+        (NOW_MS, NOW_MS + 1)
+    ));
+    assert!(!late.may_hold(
+        4,
+        (NOW_MS - 4 * DAY_MS, NOW_MS - 2 * DAY_MS),
+        (NOW_MS - DAY_MS, NOW_MS)
+    ));
+    // Rows are sorted by tracker, then message time.
+    let file = std::fs::File::open(snapshot.root.join(&late.path)).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let trackers: Vec<i64> = reader
+        .flat_map(|b| {
+            b.unwrap()
+                .column_by_name("tracker_id")
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(trackers, [4, 5]);
+    ingest.shutdown().unwrap();
+}
+
+#[tokio::test]
+async fn a_full_memtable_refuses_writes_until_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = Ingest::open(
+        IngestConfig {
+            max_unflushed_rows: 10,
+            ..config(dir.path())
+        },
+        &mut Registry::default(),
+    )
+    .unwrap();
+    ingest
+        .write((0..11).map(|i| message(1, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    let refused = ingest
+        .write(vec![message(1, NOW_MS + 99, 1.0)])
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::Backpressure { .. }), "{refused:?}");
+    assert_eq!(
+        schemas::HasCode::code(&refused),
+        schemas::ErrorCode::QueueUnavailable
+    );
+    ingest.flush().unwrap();
+    assert_eq!(
+        ingest
+            .write(vec![message(1, NOW_MS + 99, 1.0)])
+            .await
+            .unwrap()
+            .accepted,
+        1
+    );
+    ingest.shutdown().unwrap();
+}
+
+/// Polls until `done` holds, for up to five seconds of background work.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..250 {
+        if done() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("timed out waiting until {what}");
+}
+
+#[tokio::test]
+async fn small_files_of_a_day_are_merged_and_replaced_files_outlive_their_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = IngestConfig {
+        compact_min_files: 4,
+        ..config(dir.path())
+    };
+    let ingest = Ingest::open(config, &mut Registry::default()).unwrap();
+    // Four flushes, interleaved trackers, each its own small file of the same day;
+    // a reader takes its snapshot after the third, before a merge is due.
+    let mut before = None;
+    for round in 0..4 {
+        let batch = (0..10)
+            .map(|i| message(1 + (i % 2), NOW_MS + round * 100 + i, i as f64))
+            .collect();
+        ingest.write(batch).await.unwrap();
+        ingest.flush().unwrap();
+        if round == 2 {
+            before = Some(ingest.snapshot());
+        }
+    }
+    let before = before.unwrap();
+    let old_paths: Vec<_> = before
+        .files
+        .iter()
+        .map(|f| before.root.join(&f.path))
+        .collect();
+    assert_eq!(old_paths.len(), 3, "{old_paths:?}");
+    eventually("the day is compacted", || {
+        ingest.snapshot().files.len() == 1
+    });
+    let after = ingest.snapshot();
+    assert_eq!(rows(&after), 40);
+    let file = &after.files[0];
+    assert_eq!((file.tracker_min, file.tracker_max, file.rows), (1, 2, 40));
+    // The reader that took its snapshot before the merge can still open every file it lists.
+    assert!(
+        old_paths.iter().all(|p| p.exists()),
+        "files are kept while a snapshot lists them"
+    );
+    drop(before);
+    eventually("replaced files are deleted", || {
+        old_paths.iter().all(|p| !p.exists())
+    });
+    assert!(after.root.join(&file.path).exists());
+    // Merging changes no keys: the same messages are still duplicates.
+    let again = ingest
+        .write(
+            (0..10)
+                .map(|i| message(1 + (i % 2), NOW_MS + i, i as f64))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.duplicates, 10);
+    ingest.shutdown().unwrap();
+}
+
+#[tokio::test]
+async fn retention_removes_rows_older_than_each_trackers_cutoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    let old: Vec<Message> = (0..5)
+        .map(|i| message(1, NOW_MS - 10 * DAY_MS + i, 1.0))
+        .collect();
+    ingest.write(old.clone()).await.unwrap();
+    ingest
+        .write((0..5).map(|i| message(1, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    // Tracker 2 has no cutoff: it keeps everything.
+    ingest
+        .write(
+            (0..5)
+                .map(|i| message(2, NOW_MS - 10 * DAY_MS + i, 1.0))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    ingest.flush().unwrap();
+    assert_eq!(rows(&ingest.snapshot()), 15);
+    ingest.set_retention(HashMap::from([(1, NOW_MS - 5 * DAY_MS)]));
+    eventually("old rows of tracker 1 are gone", || {
+        rows(&ingest.snapshot()) == 10
+    });
+    let snapshot = ingest.snapshot();
+    let old_day = snapshot
+        .files
+        .iter()
+        .find(|f| f.message_time_max_ms < NOW_MS)
+        .unwrap();
+    assert_eq!(
+        (old_day.tracker_min, old_day.tracker_max, old_day.rows),
+        (2, 2, 5)
+    );
+    // The removed rows' keys are forgotten with them.
+    assert_eq!(ingest.write(old).await.unwrap().accepted, 5);
+    ingest.shutdown().unwrap();
+}

@@ -1,0 +1,162 @@
+//! The writer thread: deduplication, WAL group commit, memtable.
+//!
+//! It takes every write waiting in its queue as one group: each write's new
+//! messages are appended to the WAL, then one fdatasync makes the whole group
+//! durable, then the group becomes one memtable batch, and only then is every
+//! write of the group answered. Commands other than writes (rotate, truncate)
+//! are handled between groups, so a sealed segment holds exactly the batches
+//! already in the memtable.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::Receiver;
+
+use super::{Command, Shared, WriteOutcome};
+use crate::batch::{Entry, to_record_batch};
+use crate::dedup::PartitionKey;
+use crate::wal::Wal;
+use crate::{Error, Result};
+
+/// Most writes committed by one fdatasync.
+const MAX_GROUP: usize = 512;
+
+type Reply = tokio::sync::oneshot::Sender<Result<WriteOutcome>>;
+
+pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>) {
+    let mut wal_bytes = wal.bytes_written();
+    while let Ok(first) = commands.recv() {
+        let mut pending: Vec<(Vec<Entry>, Reply)> = Vec::new();
+        let mut next = Some(first);
+        while let Some(command) = next.take() {
+            match command {
+                Command::Write { entries, reply } => pending.push((entries, reply)),
+                other => {
+                    commit(&shared, &mut wal, std::mem::take(&mut pending));
+                    control(&shared, &mut wal, other);
+                }
+            }
+            if pending.len() < MAX_GROUP {
+                next = commands.try_recv().ok();
+            }
+        }
+        commit(&shared, &mut wal, pending);
+        let written = wal.bytes_written();
+        shared
+            .metrics
+            .wal_bytes
+            .inc_by(written.saturating_sub(wal_bytes));
+        wal_bytes = written;
+    }
+    // The queue closed: the engine is shutting down. Everything answered is durable.
+    if let Err(e) = wal.sync() {
+        tracing::error!(error = %e, "final WAL sync failed");
+    }
+}
+
+fn control(shared: &Shared, wal: &mut Wal, command: Command) {
+    match command {
+        Command::Rotate { reply } => {
+            let sealed = wal
+                .rotate()
+                .map_err(Error::Wal)
+                .map(|segment| (segment, shared.read().unflushed.len()));
+            let _ = reply.send(sealed);
+        }
+        Command::Truncate { through } => {
+            if let Err(e) = wal.remove_through(through) {
+                tracing::warn!(error = %e, through, "removing flushed WAL segments failed; retried at the next flush");
+            }
+        }
+        Command::Write { .. } => {}
+    }
+}
+
+fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<(Vec<Entry>, Reply)>) {
+    if writes.is_empty() {
+        return;
+    }
+    let mut recorded: Vec<(PartitionKey, i64, u64)> = Vec::new();
+    match store(shared, wal, &writes, &mut recorded) {
+        Ok((outcomes, _)) => {
+            for ((_, reply), outcome) in writes.into_iter().zip(outcomes) {
+                let _ = reply.send(Ok(outcome));
+            }
+        }
+        Err(e) => {
+            // Nothing of this group is acknowledged; its keys must not block a retry.
+            let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+            for (partition, time, hash) in recorded {
+                dedup.remove(partition, time, hash);
+            }
+            tracing::error!(error = %e, writes = writes.len(), "a write group failed");
+            let message = e.to_string();
+            for (_, reply) in writes {
+                let _ = reply.send(Err(Error::Io {
+                    what: "committing a write group",
+                    path: shared.config.data_dir.join("wal"),
+                    source: std::io::Error::other(message.clone()),
+                }));
+            }
+        }
+    }
+}
+
+/// Deduplicates, appends and syncs the group, adds it to the memtable.
+fn store(
+    shared: &Shared,
+    wal: &mut Wal,
+    writes: &[(Vec<Entry>, Reply)],
+    recorded: &mut Vec<(PartitionKey, i64, u64)>,
+) -> Result<(Vec<WriteOutcome>, usize)> {
+    let mut outcomes = Vec::with_capacity(writes.len());
+    let mut kept: Vec<Entry> = Vec::new();
+    {
+        let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut touched: HashSet<PartitionKey> = HashSet::new();
+        for (entries, _) in writes {
+            let first_kept = kept.len();
+            for entry in entries {
+                let partition = (entry.message.tracker_id.0, entry.day());
+                if touched.insert(partition) && !dedup.is_loaded(partition) {
+                    shared.load_partition(&mut dedup, partition)?;
+                }
+                if dedup.insert(partition, entry.message.message_time_ms, entry.content_hash) {
+                    recorded.push((partition, entry.message.message_time_ms, entry.content_hash));
+                    kept.push(entry.clone());
+                }
+            }
+            let accepted = kept.len() - first_kept;
+            outcomes.push(WriteOutcome {
+                accepted,
+                duplicates: entries.len() - accepted,
+            });
+            if accepted > 0 {
+                let payload = postcard::to_stdvec(&kept[first_kept..]).map_err(Error::Encode)?;
+                wal.append(&payload).map_err(Error::Wal)?;
+            }
+        }
+        dedup.shrink(&touched);
+        shared.metrics.dedup_entries.set(dedup.entries() as i64);
+    }
+    let duplicates: usize = outcomes.iter().map(|o| o.duplicates).sum();
+    if !kept.is_empty() {
+        let started = Instant::now();
+        wal.sync().map_err(Error::Wal)?;
+        shared.metrics.wal_fsyncs.inc();
+        shared
+            .metrics
+            .wal_fsync_seconds
+            .observe(started.elapsed().as_secs_f64());
+        shared.metrics.group_writes.observe(writes.len() as f64);
+        let batch = to_record_batch(&kept)?;
+        let mut state = shared.write();
+        state.unflushed.push(batch);
+        state.unflushed_rows += kept.len();
+        state.oldest_unflushed.get_or_insert_with(Instant::now);
+    }
+    shared.metrics.count("accepted", kept.len());
+    shared.metrics.count("duplicate", duplicates);
+    Ok((outcomes, kept.len()))
+}

@@ -1,0 +1,80 @@
+use std::path::PathBuf;
+
+use schemas::{ErrorCode, HasCode};
+
+/// Result of ingest operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong between intake and storage.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The writer is behind: the caller should retry after a pause.
+    #[error("the writer is behind ({reason}); retry later")]
+    Backpressure {
+        /// What is full.
+        reason: &'static str,
+    },
+    /// The ingest service is shutting down or its writer stopped.
+    #[error("the ingest writer has stopped")]
+    Stopped,
+    /// The write-ahead log failed.
+    #[error("write-ahead log")]
+    Wal(#[source] crate::wal::WalError),
+    /// Building or converting Arrow data failed.
+    #[error("arrow")]
+    Arrow(#[source] arrow::error::ArrowError),
+    /// Writing or reading a Parquet file failed.
+    #[error("parquet file {path}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// A file-system operation failed.
+    #[error("{what} {path}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On which path.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Encoding or decoding a WAL record failed.
+    #[error("encoding a WAL record")]
+    Encode(#[source] postcard::Error),
+    /// The catalog file is unreadable.
+    #[error("catalog {path} is malformed")]
+    Catalog {
+        /// The file.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl HasCode for Error {
+    fn code(&self) -> ErrorCode {
+        match self {
+            Self::Backpressure { .. } | Self::Stopped => ErrorCode::QueueUnavailable,
+            Self::Wal(inner) => inner.code(),
+            Self::Arrow(_) | Self::Encode(_) => ErrorCode::Unexpected,
+            Self::Parquet { .. } | Self::Io { .. } => ErrorCode::CannotSaveFile,
+            Self::Catalog { .. } => ErrorCode::Database,
+        }
+    }
+}
+
+impl Error {
+    pub(crate) fn io(
+        what: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io { what, path, source }
+    }
+}

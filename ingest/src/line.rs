@@ -1,0 +1,351 @@
+//! One line of an NDJSON intake body, parsed and validated into a [`Message`].
+//!
+//! A line is one JSON object whose members are the raw data columns (spec
+//! document 3) plus `tracker_id` or `device_id`. It is read in one serde pass
+//! without an intermediate `serde_json::Value`: scalar members are captured
+//! as [`RawScalar`]s, borrowing strings from the line where JSON allows, and
+//! checked afterwards by [`build`]; the complex members are checked entry by
+//! entry as they are read. [`Ctx`] remembers which member (and inner key) the
+//! reader is at, so every [`LineError`] names its field, even one raised
+//! inside serde.
+//!
+//! Every refusal is code 7 (invalid parameters). The line's content is never
+//! echoed in full: quoted values and names are clipped.
+
+mod read;
+mod time;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemas::{ErrorCode, GpsFixType, HasCode, Message, MnType, TrackerId};
+use serde::de::DeserializeSeed;
+
+use self::read::{Ctx, LineSeed, Member, RawLine, RawScalar};
+use self::time::parse_time_ms;
+
+/// How a line names its tracker; the caller resolves it to a tracker id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TrackerRef {
+    /// `tracker_id`: the platform's tracker id.
+    Id(i64),
+    /// `device_id`: the tracker's IMEI (or other device id), trimmed.
+    DeviceId(String),
+}
+
+/// A valid line: the tracker it names and its message.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ParsedLine {
+    /// The tracker, still to be resolved.
+    pub(crate) tracker: TrackerRef,
+    /// The message; its `tracker_id` is left 0 for the caller to set.
+    pub(crate) message: Message,
+}
+
+/// Why a line was refused: always code 7, naming the member where possible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineError {
+    /// Always [`ErrorCode::InvalidParameters`].
+    pub(crate) code: ErrorCode,
+    /// The member (`lat`, `inputs.fuel`); `None` when the line is not JSON or not an object.
+    pub(crate) field: Option<String>,
+    /// What is wrong, starting with the member's name.
+    pub(crate) description: String,
+}
+
+/// What the intake allows for the lines of one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRules {
+    /// The server's current time, ms since the epoch: a `msg_time` more than
+    /// 24 hours later is refused.
+    pub now_ms: i64,
+    /// The time of receipt, ms since the epoch: the server time of every line
+    /// that has no `server_time`.
+    pub server_time_ms: i64,
+    /// Whether lines may carry their own `server_time` (backfill).
+    pub allow_server_time: bool,
+}
+
+/// How far ahead of the server clock a message or server time may be.
+const MAX_FUTURE_MS: i64 = 24 * 3_600 * 1_000;
+
+/// The longest name or value quoted in an error.
+const CLIP_CHARS: usize = 80;
+/// The longest serde message passed on in an error.
+const CLIP_SERDE_CHARS: usize = 240;
+
+/// Whether a line holds only JSON whitespace, and so is no line at all.
+pub(crate) fn is_blank(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// Parses and validates one line (without its line feed; a trailing `\r` is allowed).
+pub(crate) fn parse_line(bytes: &[u8], rules: &LineRules) -> Result<ParsedLine, LineError> {
+    let mut ctx = Ctx::default();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let read = LineSeed { ctx: &mut ctx }
+        .deserialize(&mut de)
+        .and_then(|line| de.end().map(|()| line));
+    match read {
+        Ok(line) => build(line, rules),
+        Err(err) => Err(ctx.into_error(&err)),
+    }
+}
+
+impl LineError {
+    fn new(field: impl Into<String>, description: String) -> Self {
+        Self {
+            code: ErrorCode::InvalidParameters,
+            field: Some(field.into()),
+            description,
+        }
+    }
+
+    fn whole_line(description: String) -> Self {
+        Self {
+            code: ErrorCode::InvalidParameters,
+            field: None,
+            description,
+        }
+    }
+
+    /// A member present with a value of the wrong type or range.
+    fn mismatch(member: Member, got: &RawScalar<'_>) -> Self {
+        let name = member.name();
+        Self::new(
+            name,
+            format!(
+                "{name}: expected {}, got {}",
+                member.expected(),
+                got.describe()
+            ),
+        )
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.description)
+    }
+}
+
+impl std::error::Error for LineError {}
+
+impl HasCode for LineError {
+    fn code(&self) -> ErrorCode {
+        self.code
+    }
+}
+
+/// Applies the members' rules to a line as read.
+fn build(line: RawLine<'_>, rules: &LineRules) -> Result<ParsedLine, LineError> {
+    let tracker = tracker(line.tracker_id, line.device_id)?;
+    let message_time_ms = match &line.msg_time {
+        RawScalar::Null => {
+            return Err(LineError::new(
+                "msg_time",
+                "msg_time: is required".to_owned(),
+            ));
+        }
+        raw => time(Member::MsgTime, raw, rules.now_ms)?,
+    };
+    let server_time_ms = match &line.server_time {
+        RawScalar::Null => rules.server_time_ms,
+        _ if !rules.allow_server_time => {
+            return Err(LineError::new(
+                "server_time",
+                "server_time: not allowed here; it is set to the time of receipt \
+                 (only a backfill token may send it)"
+                    .to_owned(),
+            ));
+        }
+        raw => time(Member::ServerTime, raw, rules.now_ms)?,
+    };
+    let message = Message {
+        tracker_id: TrackerId(0),
+        message_time_ms,
+        server_time_ms,
+        gps_fix_type: spelled(
+            Member::GpsFixType,
+            &line.gps_fix_type,
+            GpsFixType::parse,
+            GpsFixType::from_number,
+        )?,
+        lat: number(Member::Lat, &line.lat, |n| (-90.0..=90.0).contains(&n))?,
+        lng: number(Member::Lng, &line.lng, |n| (-180.0..=180.0).contains(&n))?,
+        speed: number(Member::Speed, &line.speed, |n| n >= 0.0)?,
+        alt: int32(Member::Alt, &line.alt, |_| true)?,
+        satellites: int32(Member::Satellites, &line.satellites, |n| n >= -1)?,
+        heading: int32(Member::Heading, &line.heading, |n| (0..=360).contains(&n))?,
+        precision: int32(Member::Precision, &line.precision, |n| n >= 0)?,
+        hdop: number(Member::Hdop, &line.hdop, dilution)?,
+        pdop: number(Member::Pdop, &line.pdop, dilution)?,
+        event_id: int64(Member::EventId, &line.event_id, |_| true)?,
+        mn_name: text(Member::MnName, line.mn_name)?,
+        mn_roaming: int32(Member::MnRoaming, &line.mn_roaming, |n| {
+            (-1..=1).contains(&n)
+        })?,
+        mn_code: int64(Member::MnCode, &line.mn_code, |_| true)?,
+        mn_csq: int32(Member::MnCsq, &line.mn_csq, |n| matches!(n, 0..=31 | 99))?,
+        mn_type: spelled(
+            Member::MnType,
+            &line.mn_type,
+            MnType::parse,
+            MnType::from_number,
+        )?,
+        flags: int64(Member::Flags, &line.flags, |n| n >= 0)?,
+        discrete_inputs: line.discrete_inputs,
+        discrete_outputs: line.discrete_outputs,
+        inputs: line.inputs,
+        states: line.states,
+    };
+    Ok(ParsedLine { tracker, message })
+}
+
+fn tracker(id: RawScalar<'_>, device_id: RawScalar<'_>) -> Result<TrackerRef, LineError> {
+    match (id, device_id) {
+        (RawScalar::Null, RawScalar::Null) => Err(LineError::new(
+            "tracker_id",
+            "tracker_id: one of tracker_id and device_id is required".to_owned(),
+        )),
+        (id, RawScalar::Null) => match id {
+            RawScalar::Int(n) if n >= 1 => Ok(TrackerRef::Id(n)),
+            other => Err(LineError::mismatch(Member::TrackerId, &other)),
+        },
+        (RawScalar::Null, device_id) => match &device_id {
+            RawScalar::Str(text) => {
+                let trimmed = text.trim();
+                if (1..=64).contains(&trimmed.len())
+                    && trimmed.bytes().all(|byte| byte.is_ascii_graphic())
+                {
+                    Ok(TrackerRef::DeviceId(trimmed.to_owned()))
+                } else {
+                    Err(LineError::mismatch(Member::DeviceId, &device_id))
+                }
+            }
+            _ => Err(LineError::mismatch(Member::DeviceId, &device_id)),
+        },
+        (_, _) => Err(LineError::new(
+            "tracker_id",
+            "tracker_id: tracker_id and device_id exclude each other; send one".to_owned(),
+        )),
+    }
+}
+
+/// A present time member; `raw` is not null.
+fn time(member: Member, raw: &RawScalar<'_>, now_ms: i64) -> Result<i64, LineError> {
+    let RawScalar::Str(text) = raw else {
+        return Err(LineError::mismatch(member, raw));
+    };
+    let name = member.name();
+    let time_ms = parse_time_ms(text).map_err(|err| {
+        LineError::new(
+            name,
+            format!(
+                "{name}: expected {}, got {}: {}",
+                member.expected(),
+                quote(text),
+                err.reason()
+            ),
+        )
+    })?;
+    if time_ms.saturating_sub(now_ms) > MAX_FUTURE_MS {
+        return Err(LineError::new(
+            name,
+            format!(
+                "{name}: {} is more than 24 hours ahead of the server's clock",
+                quote(text)
+            ),
+        ));
+    }
+    Ok(time_ms)
+}
+
+fn dilution(n: f64) -> bool {
+    n >= 0.0 || n == -1.0
+}
+
+fn number(
+    member: Member,
+    raw: &RawScalar<'_>,
+    valid: impl Fn(f64) -> bool,
+) -> Result<Option<f64>, LineError> {
+    if *raw == RawScalar::Null {
+        return Ok(None);
+    }
+    match raw.as_f64() {
+        Some(n) if n.is_finite() && valid(n) => Ok(Some(n)),
+        _ => Err(LineError::mismatch(member, raw)),
+    }
+}
+
+fn int64(
+    member: Member,
+    raw: &RawScalar<'_>,
+    valid: impl Fn(i64) -> bool,
+) -> Result<Option<i64>, LineError> {
+    match raw {
+        RawScalar::Null => Ok(None),
+        RawScalar::Int(n) if valid(*n) => Ok(Some(*n)),
+        _ => Err(LineError::mismatch(member, raw)),
+    }
+}
+
+fn int32(
+    member: Member,
+    raw: &RawScalar<'_>,
+    valid: impl Fn(i32) -> bool,
+) -> Result<Option<i32>, LineError> {
+    match raw {
+        RawScalar::Null => Ok(None),
+        RawScalar::Int(n) => match i32::try_from(*n) {
+            Ok(n) if valid(n) => Ok(Some(n)),
+            _ => Err(LineError::mismatch(member, raw)),
+        },
+        _ => Err(LineError::mismatch(member, raw)),
+    }
+}
+
+fn text(member: Member, raw: RawScalar<'_>) -> Result<Option<String>, LineError> {
+    match raw {
+        RawScalar::Null => Ok(None),
+        RawScalar::Str(text) => Ok(Some(text.into_owned())),
+        other => Err(LineError::mismatch(member, &other)),
+    }
+}
+
+/// An enum given by its spelling or its number.
+fn spelled<T>(
+    member: Member,
+    raw: &RawScalar<'_>,
+    parse: fn(&str) -> Option<T>,
+    from_number: fn(u8) -> Option<T>,
+) -> Result<Option<T>, LineError> {
+    let value = match raw {
+        RawScalar::Null => return Ok(None),
+        RawScalar::Str(text) => parse(text),
+        RawScalar::Int(n) => u8::try_from(*n).ok().and_then(from_number),
+        _ => None,
+    };
+    value
+        .map(Some)
+        .ok_or_else(|| LineError::mismatch(member, raw))
+}
+
+/// `text` quoted and escaped as Rust debug text, clipped to [`CLIP_CHARS`].
+fn quote(text: &str) -> String {
+    format!("{:?}", clip(text, CLIP_CHARS))
+}
+
+/// At most `max_chars` characters of `text`, with `…` when cut.
+fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", text.get(..end).unwrap_or_default())),
+    }
+}
+
+#[cfg(test)]
+mod tests;

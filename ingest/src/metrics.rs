@@ -1,0 +1,133 @@
+//! Ingest metrics, registered in the server's Prometheus registry.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct Outcome {
+    pub(crate) outcome: &'static str,
+}
+
+/// Counters and gauges of the ingest path.
+#[derive(Debug, Clone)]
+pub(crate) struct IngestMetrics {
+    pub(crate) messages: Family<Outcome, Counter>,
+    pub(crate) wal_bytes: Counter,
+    pub(crate) wal_fsyncs: Counter,
+    pub(crate) wal_fsync_seconds: Histogram,
+    pub(crate) wal_torn_tails: Counter,
+    pub(crate) group_writes: Histogram,
+    pub(crate) flush_lag_seconds: Gauge<f64, AtomicU64>,
+    pub(crate) unflushed_rows: Gauge,
+    pub(crate) flushes: Counter,
+    pub(crate) flush_errors: Counter,
+    pub(crate) files: Gauge,
+    pub(crate) file_bytes: Gauge,
+    pub(crate) compactions: Counter,
+    pub(crate) dedup_entries: Gauge,
+}
+
+impl IngestMetrics {
+    pub(crate) fn register(registry: &mut Registry) -> Self {
+        let m = Self {
+            messages: Family::default(),
+            wal_bytes: Counter::default(),
+            wal_fsyncs: Counter::default(),
+            wal_fsync_seconds: Histogram::new(exponential_buckets(0.000_05, 2.0, 16)),
+            wal_torn_tails: Counter::default(),
+            group_writes: Histogram::new(exponential_buckets(1.0, 2.0, 12)),
+            flush_lag_seconds: Gauge::default(),
+            unflushed_rows: Gauge::default(),
+            flushes: Counter::default(),
+            flush_errors: Counter::default(),
+            files: Gauge::default(),
+            file_bytes: Gauge::default(),
+            compactions: Counter::default(),
+            dedup_entries: Gauge::default(),
+        };
+        let r = registry;
+        r.register(
+            "trackhouse_ingest_messages",
+            "Messages by outcome: accepted, duplicate, rejected",
+            m.messages.clone(),
+        );
+        r.register(
+            "trackhouse_wal_bytes",
+            "Bytes appended to the write-ahead log",
+            m.wal_bytes.clone(),
+        );
+        r.register(
+            "trackhouse_wal_fsyncs",
+            "fdatasync calls of the write-ahead log (one per group commit)",
+            m.wal_fsyncs.clone(),
+        );
+        r.register(
+            "trackhouse_wal_fsync_seconds",
+            "Latency of WAL fdatasync",
+            m.wal_fsync_seconds.clone(),
+        );
+        r.register(
+            "trackhouse_wal_torn_tails",
+            "Torn records found at the end of WAL segments on recovery",
+            m.wal_torn_tails.clone(),
+        );
+        r.register(
+            "trackhouse_wal_group_writes",
+            "Write requests committed by one fdatasync",
+            m.group_writes.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_flush_lag_seconds",
+            "Age of the oldest acknowledged row not yet in a Parquet file",
+            m.flush_lag_seconds.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_unflushed_rows",
+            "Acknowledged rows held in memory, not yet in a Parquet file",
+            m.unflushed_rows.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_flushes",
+            "Flushes of the memtable to Parquet",
+            m.flushes.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_flush_errors",
+            "Failed flushes (retried; the WAL keeps the rows)",
+            m.flush_errors.clone(),
+        );
+        r.register(
+            "trackhouse_parquet_files",
+            "Parquet files in the catalog",
+            m.files.clone(),
+        );
+        r.register(
+            "trackhouse_parquet_bytes",
+            "Bytes of the Parquet files in the catalog",
+            m.file_bytes.clone(),
+        );
+        r.register(
+            "trackhouse_compactions",
+            "Compactions of small Parquet files",
+            m.compactions.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_index_entries",
+            "Keys held by the deduplication index",
+            m.dedup_entries.clone(),
+        );
+        m
+    }
+
+    pub(crate) fn count(&self, outcome: &'static str, n: usize) {
+        self.messages
+            .get_or_create(&Outcome { outcome })
+            .inc_by(n as u64);
+    }
+}

@@ -1,0 +1,108 @@
+//! The embedded sink: Parquet files on local disk, sorted by (tracker_id,
+//! msg_time), zstd-compressed with page statistics, one directory per UTC day
+//! of message time (`day=2024-06-01/f000000000042.parquet`), and a catalog.
+
+mod catalog;
+mod writer;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use arrow::record_batch::RecordBatch;
+use schemas::FileEntry;
+
+use crate::Result;
+use crate::sink::{Rewrite, Sink};
+use catalog::Catalog;
+
+/// Settings of the Parquet sink.
+#[derive(Debug, Clone)]
+pub(crate) struct ParquetConfig {
+    /// The telemetry root (holds `catalog.json` and the day directories).
+    pub(crate) root: PathBuf,
+    /// Rows per row group: smaller groups prune finer, larger ones compress better.
+    pub(crate) row_group_rows: usize,
+    /// zstd level.
+    pub(crate) zstd_level: i32,
+}
+
+/// Parquet files and their catalog.
+#[derive(Debug)]
+pub(crate) struct ParquetSink {
+    config: ParquetConfig,
+    catalog: Mutex<Catalog>,
+}
+
+impl ParquetSink {
+    /// Opens the catalog under `config.root`, removing files a crash left out of it.
+    pub(crate) fn open(config: ParquetConfig) -> Result<Self> {
+        let catalog = Catalog::open(&config.root)?;
+        Ok(Self {
+            config,
+            catalog: Mutex::new(catalog),
+        })
+    }
+
+    fn catalog(&self) -> std::sync::MutexGuard<'_, Catalog> {
+        self.catalog
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Sink for ParquetSink {
+    fn persist(&self, batches: &[RecordBatch], wal_segment: u64) -> Result<Vec<FileEntry>> {
+        let mut catalog = self.catalog();
+        let written = writer::write_day_files(&self.config, batches, || catalog.next_file_id())?;
+        catalog.commit(written.clone(), &[], Some(wal_segment))?;
+        Ok(written)
+    }
+
+    fn rewrite(&self, files: &[FileEntry], keep: &dyn Fn(i64, i64) -> bool) -> Result<Rewrite> {
+        let mut batches = Vec::new();
+        let mut rewrite = Rewrite::default();
+        for file in files {
+            let (kept, read) = writer::read_filtered(&self.config.root.join(&file.path), keep)?;
+            rewrite.rows_read += read;
+            rewrite.rows_dropped += read - kept.iter().map(|b| b.num_rows() as u64).sum::<u64>();
+            batches.extend(kept);
+        }
+        let mut catalog = self.catalog();
+        rewrite.added = writer::write_day_files(&self.config, &batches, || catalog.next_file_id())?;
+        rewrite.removed = files.iter().map(|f| f.id).collect();
+        rewrite.obsolete = catalog.commit(rewrite.added.clone(), &rewrite.removed, None)?;
+        Ok(rewrite)
+    }
+
+    fn files(&self) -> Vec<FileEntry> {
+        self.catalog().files().to_vec()
+    }
+
+    fn flushed_wal_segment(&self) -> u64 {
+        self.catalog().flushed_wal_segment()
+    }
+
+    fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
+        let (from, to) = (day * 86_400_000, (day + 1) * 86_400_000);
+        let files: Vec<FileEntry> = self
+            .catalog()
+            .files()
+            .iter()
+            .filter(|f| f.may_hold(tracker, (from, to), (i64::MIN, i64::MAX)))
+            .cloned()
+            .collect();
+        let mut keys = Vec::new();
+        for file in files {
+            writer::read_keys(
+                &self.config.root.join(&file.path),
+                tracker,
+                (from, to),
+                &mut keys,
+            )?;
+        }
+        Ok(keys)
+    }
+}
+
+#[cfg(test)]
+mod tests;

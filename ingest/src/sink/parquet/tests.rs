@@ -1,0 +1,88 @@
+use schemas::{Message, TrackerId};
+
+use super::*;
+use crate::batch::{Entry, to_record_batch};
+
+fn entry(tracker: i64, time_ms: i64, input: Option<(&str, f64)>) -> Entry {
+    Entry::new(Message {
+        tracker_id: TrackerId(tracker),
+        message_time_ms: time_ms,
+        server_time_ms: time_ms + 1,
+        inputs: input
+            .map(|(n, v)| vec![(n.to_owned(), v)])
+            .unwrap_or_default(),
+        ..Message::default()
+    })
+    .unwrap()
+}
+
+fn sink(root: &std::path::Path) -> ParquetSink {
+    ParquetSink::open(ParquetConfig {
+        root: root.to_owned(),
+        row_group_rows: 4,
+        zstd_level: 3,
+    })
+    .unwrap()
+}
+
+#[test]
+fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    let day = 86_400_000;
+    let a = to_record_batch(&[entry(2, 10, Some(("a", 1.0))), entry(1, 20, None)]).unwrap();
+    let b = to_record_batch(&[entry(1, day + 5, Some(("b", 2.0))), entry(9, 30, None)]).unwrap();
+    let files = sink.persist(&[a, b], 7).unwrap();
+    assert_eq!(files.len(), 2);
+    let first = files.iter().find(|f| f.message_time_min_ms == 10).unwrap();
+    assert_eq!(
+        (first.rows, first.tracker_min, first.tracker_max),
+        (3, 1, 9)
+    );
+    assert_eq!(
+        first.inner_columns,
+        ["inputs.a"],
+        "an inner column without values in a file is not listed"
+    );
+    let second = files
+        .iter()
+        .find(|f| f.message_time_min_ms == day + 5)
+        .unwrap();
+    assert_eq!(second.inner_columns, ["inputs.b"]);
+    assert_eq!(sink.flushed_wal_segment(), 7);
+
+    let mut keys = sink.keys(1, 0).unwrap();
+    keys.sort();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].0, 20);
+    assert!(sink.keys(3, 0).unwrap().is_empty());
+
+    // A reopened catalog lists the same files; a stray file is removed.
+    let stray = dir
+        .path()
+        .join(first.path.parent().unwrap())
+        .join("f999999999999.parquet");
+    std::fs::write(&stray, b"junk").unwrap();
+    let reopened = super::ParquetSink::open(ParquetConfig {
+        root: dir.path().to_owned(),
+        row_group_rows: 4,
+        zstd_level: 3,
+    })
+    .unwrap();
+    assert_eq!(reopened.files(), files);
+    assert!(!stray.exists());
+}
+
+#[test]
+fn key_reads_skip_row_groups_of_other_trackers() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    let entries: Vec<Entry> = (0..40).map(|i| entry(i / 4, i, None)).collect();
+    sink.persist(&[to_record_batch(&entries).unwrap()], 1)
+        .unwrap();
+    for tracker in 0..10 {
+        let keys = sink.keys(tracker, 0).unwrap();
+        assert_eq!(keys.len(), 4, "tracker {tracker}");
+        assert!(keys.iter().all(|(t, _)| t / 4 == tracker));
+    }
+}

@@ -1,0 +1,287 @@
+//! The WAL against real files in temporary directories.
+
+mod prop;
+mod recovery;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use schemas::{ErrorCode, HasCode};
+
+use super::segment::{self, HEADER_LEN, RECORD_HEADER_LEN};
+use super::*;
+
+/// `(segment, payload)` pairs, in replay order.
+type Replayed = Vec<(u64, Vec<u8>)>;
+
+/// The engine's segment size.
+const SEGMENT_BYTES: u64 = 64 << 20;
+
+fn config(dir: &Path) -> WalConfig {
+    WalConfig {
+        dir: dir.to_path_buf(),
+        segment_bytes: SEGMENT_BYTES,
+    }
+}
+
+fn open_sized(
+    dir: &Path,
+    after: u64,
+    segment_bytes: u64,
+) -> Result<(Wal, Replayed, RecoveryReport)> {
+    let mut replayed = Vec::new();
+    let config = WalConfig {
+        dir: dir.to_path_buf(),
+        segment_bytes,
+    };
+    let (wal, report) = Wal::open(config, after, |seq, payload| {
+        replayed.push((seq, payload.to_vec()));
+        Ok(())
+    })?;
+    Ok((wal, replayed, report))
+}
+
+fn open(dir: &Path, after: u64) -> Result<(Wal, Replayed, RecoveryReport)> {
+    open_sized(dir, after, SEGMENT_BYTES)
+}
+
+/// The sequence numbers of the segment files in `dir`, ascending.
+fn segment_files(dir: &Path) -> Vec<u64> {
+    let mut seqs: Vec<u64> = fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".wal")?.parse().ok()
+        })
+        .collect();
+    seqs.sort_unstable();
+    seqs
+}
+
+/// A small deterministic generator (xorshift64*), for payload sizes and bytes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn payload(&mut self, max_len: u64) -> Vec<u8> {
+        let len = 1 + self.next() % max_len;
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// Writes `payloads` into segment 1 of a fresh directory and returns the
+/// directory and the segment's bytes.
+fn one_segment(payloads: &[Vec<u8>]) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    for payload in payloads {
+        wal.append(payload).unwrap();
+    }
+    wal.sync().unwrap();
+    assert_eq!(wal.current_segment(), 1);
+    drop(wal);
+    let path = segment::path(dir.path(), 1);
+    let bytes = fs::read(&path).unwrap();
+    (dir, path, bytes)
+}
+
+fn five_payloads() -> Vec<Vec<u8>> {
+    [20, 33, 7, 50, 41]
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| vec![i as u8 + 1; len])
+        .collect()
+}
+
+fn payloads_of(replayed: &Replayed) -> Vec<Vec<u8>> {
+    replayed
+        .iter()
+        .map(|(_, payload)| payload.clone())
+        .collect()
+}
+
+#[test]
+fn round_trip_across_rotations_and_rollovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, replayed, report) = open_sized(dir.path(), 0, 16 << 10).unwrap();
+    assert!(replayed.is_empty());
+    assert_eq!(report, RecoveryReport::default());
+    assert_eq!(wal.current_segment(), 1);
+
+    let mut rng = Rng(0x5EED);
+    let mut written = Vec::new();
+    let mut rotated = Vec::new();
+    for i in 0..600 {
+        let payload = rng.payload(1500);
+        wal.append(&payload).unwrap();
+        written.push((wal.current_segment(), payload));
+        if i % 50 == 49 {
+            wal.sync().unwrap();
+        }
+        if i % 150 == 149 {
+            rotated.push(wal.rotate().unwrap());
+        }
+    }
+    wal.sync().unwrap();
+    let record_bytes: u64 = written
+        .iter()
+        .map(|(_, p)| (RECORD_HEADER_LEN + p.len()) as u64)
+        .sum();
+    assert_eq!(wal.bytes_written(), record_bytes);
+    let last = wal.current_segment();
+    drop(wal);
+    assert!(
+        last > 10,
+        "segments rolled over by size, not only by rotation"
+    );
+    assert_eq!(segment_files(dir.path()), (1..=last).collect::<Vec<_>>());
+
+    let (wal, replayed, report) = open(dir.path(), 0).unwrap();
+    assert_eq!(replayed, written);
+    let payload_bytes: u64 = written.iter().map(|(_, p)| p.len() as u64).sum();
+    let expected = RecoveryReport {
+        segments: last as usize,
+        records: 600,
+        bytes: payload_bytes,
+        torn_tails: 0,
+    };
+    assert_eq!(report, expected);
+    assert_eq!(
+        wal.current_segment(),
+        last + 1,
+        "never appends into a recovered file"
+    );
+    drop(wal);
+
+    let after = rotated[1];
+    let (wal, replayed, _) = open(dir.path(), after).unwrap();
+    let later: Replayed = written
+        .into_iter()
+        .filter(|(seq, _)| *seq > after)
+        .collect();
+    assert!(!later.is_empty());
+    assert_eq!(replayed, later);
+    assert_eq!(wal.current_segment(), last + 2);
+    assert_eq!(
+        segment_files(dir.path()),
+        (after + 1..=last + 2).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn open_numbers_past_after_segment_and_cleans_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _, _) = open(dir.path(), 10).unwrap();
+    assert_eq!(wal.current_segment(), 11);
+    drop(wal);
+
+    let temp = dir.path().join(format!("{:020}.wal.tmp", 12));
+    let foreign = dir.path().join("notes.txt");
+    fs::write(&temp, b"half-created").unwrap();
+    fs::write(&foreign, b"not ours").unwrap();
+    let (wal, _, report) = open(dir.path(), 20).unwrap();
+    assert_eq!(report.segments, 0);
+    assert_eq!(wal.current_segment(), 21);
+    assert_eq!(segment_files(dir.path()), vec![21]);
+    assert!(!temp.exists());
+    assert!(foreign.exists());
+}
+
+#[test]
+fn remove_through_never_removes_the_current_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    wal.append(b"one").unwrap();
+    assert_eq!(wal.rotate().unwrap(), 1);
+    wal.append(b"two").unwrap();
+    assert_eq!(wal.rotate().unwrap(), 2);
+    wal.append(b"three").unwrap();
+    assert_eq!(wal.current_segment(), 3);
+
+    assert_eq!(wal.remove_through(0).unwrap(), 0);
+    assert_eq!(wal.remove_through(u64::MAX).unwrap(), 2);
+    assert_eq!(segment_files(dir.path()), vec![3]);
+    assert_eq!(wal.remove_through(u64::MAX).unwrap(), 0);
+    wal.append(b"four").unwrap();
+    wal.sync().unwrap();
+    drop(wal);
+
+    let (mut wal, replayed, _) = open(dir.path(), 0).unwrap();
+    assert_eq!(
+        replayed,
+        vec![(3, b"three".to_vec()), (3, b"four".to_vec())]
+    );
+    assert_eq!(
+        wal.remove_through(3).unwrap(),
+        1,
+        "recovered segments are sealed"
+    );
+    assert_eq!(segment_files(dir.path()), vec![4]);
+}
+
+#[test]
+fn replay_errors_stop_open_with_their_position() {
+    let (dir, _, _) = one_segment(&five_payloads());
+    let err = Wal::open(config(dir.path()), 0, |_, payload| {
+        if payload.len() == 33 {
+            return Err(WalError::rejected("does not decode"));
+        }
+        Ok(())
+    })
+    .unwrap_err();
+    let WalError::Replay {
+        segment,
+        offset,
+        source,
+    } = &err
+    else {
+        panic!("expected a replay error, got {err}");
+    };
+    assert_eq!(
+        (*segment, *offset),
+        (1, (HEADER_LEN + RECORD_HEADER_LEN + 20) as u64)
+    );
+    assert!(matches!(**source, WalError::Rejected(_)));
+    assert_eq!(err.code(), ErrorCode::Database);
+}
+
+#[test]
+fn invalid_payloads_are_refused_without_harm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    let err = wal.append(b"").unwrap_err();
+    assert!(matches!(err, WalError::EmptyRecord));
+    let too_large = usize::try_from(segment::MAX_RECORD_BYTES).unwrap() + 1;
+    let err = segment::record_len(too_large).unwrap_err();
+    assert!(matches!(err, WalError::RecordTooLarge { .. }));
+    assert_eq!(err.code(), ErrorCode::TooLargeRequest);
+    assert_eq!(
+        segment::record_len(too_large - 1).unwrap(),
+        segment::MAX_RECORD_BYTES
+    );
+
+    wal.append(b"still usable").unwrap();
+    wal.sync().unwrap();
+    drop(wal);
+    let (_, replayed, _) = open(dir.path(), 0).unwrap();
+    assert_eq!(replayed, vec![(1, b"still usable".to_vec())]);
+}
+
+#[test]
+fn header_round_trips_and_wal_is_send() {
+    let header = segment::encode_header(42);
+    assert_eq!(header.get(..8), Some(&segment::MAGIC[..]));
+    assert_eq!(segment::decode_header(&header), Ok(42));
+    let mut other_version = header;
+    other_version[8] = 2;
+    assert!(segment::decode_header(&other_version).is_err());
+
+    fn assert_send<T: Send>() {}
+    assert_send::<Wal>();
+}
