@@ -124,7 +124,7 @@ impl RawScalar<'_> {
     }
 }
 
-/// The members of a line as read. Scalars are checked by [`build`]; the
+/// The members of a line as read. Scalars are checked by [`super::build`]; the
 /// complex members are already checked, sorted and free of duplicates.
 #[derive(Debug, Default)]
 pub(super) struct RawLine<'de> {

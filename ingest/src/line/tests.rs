@@ -578,26 +578,3 @@ fn members_are_the_raw_data_columns() {
 }
 
 mod props;
-
-#[test]
-#[ignore]
-fn zz_throughput() {
-    let typical = r#"{"device_id":"356307042441013","msg_time":"2024-05-31T23:00:00.250Z","gps_fix_type":"HAS_FIX","lat":54.22809,"lng":-3.51234,"speed":42.5,"alt":120,"satellites":9,"heading":271,"precision":5,"hdop":0.9,"event_id":12,"mn_code":25001,"mn_csq":21,"flags":1,"discrete_inputs":{"1":0,"2":1},"inputs":{"fuel_level":412.5,"can_rpm":1800,"board_voltage":13.8},"states":{"ignition":true}}"#;
-    let minimal = r#"{"tracker_id":42,"msg_time":"2024-05-31T23:00:00Z","lat":54.22809,"lng":-3.51234,"speed":42.5}"#;
-    for line in [typical, minimal] {
-        let n = 500_000;
-        let start = std::time::Instant::now();
-        for _ in 0..n {
-            std::hint::black_box(
-                parse_line(std::hint::black_box(line.as_bytes()), &rules()).unwrap(),
-            );
-        }
-        let secs = start.elapsed().as_secs_f64();
-        eprintln!(
-            "{} bytes: {:.0} lines/s, {:.0} MB/s",
-            line.len(),
-            n as f64 / secs,
-            n as f64 * line.len() as f64 / secs / 1e6
-        );
-    }
-}
