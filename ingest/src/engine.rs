@@ -314,7 +314,10 @@ impl Ingest {
             .retention
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        *retention = Retention { cutoffs: Some(Arc::new(cutoffs.into_iter().collect())), changed: true };
+        *retention = Retention {
+            cutoffs: Some(Arc::new(cutoffs.into_iter().collect())),
+            changed: true,
+        };
     }
 
     /// Counts lines refused before they reached the engine (for the metrics).

@@ -35,9 +35,44 @@ pub struct FileEntry {
     pub bytes: u64,
     /// The inner columns present (`inputs.lls_level_1`, ...), sorted.
     pub inner_columns: Vec<String>,
+    /// Each tracker's rows in the file, by tracker id: what `.*` expansion,
+    /// `get_inputs` and pruning need without opening the file.
+    pub trackers: Vec<TrackerSpan>,
+}
+
+/// One tracker's rows in a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrackerSpan {
+    /// The tracker.
+    pub tracker_id: i64,
+    /// Its earliest message time in the file, ms.
+    pub message_time_min_ms: i64,
+    /// Its latest message time in the file, ms.
+    pub message_time_max_ms: i64,
+    /// Its rows in the file.
+    pub rows: u64,
+    /// The inner columns it has values for, as indices into `inner_columns`.
+    pub inner: Vec<u32>,
+}
+
+impl TrackerSpan {
+    /// The names of the tracker's inner columns in `file`.
+    pub fn inner_names<'a>(&'a self, file: &'a FileEntry) -> impl Iterator<Item = &'a str> + 'a {
+        self.inner
+            .iter()
+            .filter_map(|i| file.inner_columns.get(*i as usize).map(String::as_str))
+    }
 }
 
 impl FileEntry {
+    /// The span of `tracker` in the file, if it has rows there.
+    pub fn span(&self, tracker: i64) -> Option<&TrackerSpan> {
+        self.trackers
+            .binary_search_by_key(&tracker, |s| s.tracker_id)
+            .ok()
+            .and_then(|i| self.trackers.get(i))
+    }
+
     /// Whether the file may hold rows of `tracker` with message time in
     /// `[message_from_ms, message_to_ms)` and server time in `[server_from_ms, server_to_ms)`.
     pub fn may_hold(&self, tracker: i64, message: (i64, i64), server: (i64, i64)) -> bool {

@@ -44,6 +44,23 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
         ["inputs.a"],
         "an inner column without values in a file is not listed"
     );
+    let spans: Vec<(i64, u64, Vec<&str>)> = first
+        .trackers
+        .iter()
+        .map(|s| (s.tracker_id, s.rows, s.inner_names(first).collect()))
+        .collect();
+    assert_eq!(
+        spans,
+        [(1, 1, vec![]), (2, 1, vec!["inputs.a"]), (9, 1, vec![])],
+        "columns are known per tracker"
+    );
+    assert_eq!(
+        first
+            .span(2)
+            .map(|s| (s.message_time_min_ms, s.message_time_max_ms)),
+        Some((10, 10))
+    );
+    assert!(first.span(3).is_none());
     let second = files
         .iter()
         .find(|f| f.message_time_min_ms == day + 5)

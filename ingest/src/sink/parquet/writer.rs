@@ -15,8 +15,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::statistics::Statistics;
-use schemas::FileEntry;
 use schemas::columns::{self, InnerKind};
+use schemas::{FileEntry, TrackerSpan};
 
 use super::ParquetConfig;
 use super::catalog::sync_dir;
@@ -215,14 +215,47 @@ fn write_file(config: &ParquetConfig, batch: &RecordBatch, day: i64, id: u64) ->
         .ok_or(missing(columns::TRACKER_ID))?;
     let message = column_i64(batch, columns::MESSAGE_TIME)?;
     let server = column_i64(batch, columns::SERVER_TIME)?;
-    let range = |a: &dyn Fn(usize) -> i64| {
-        (0..batch.num_rows())
-            .map(a)
+    let range = |a: &dyn Fn(usize) -> i64, rows: std::ops::Range<usize>| {
+        rows.map(a)
             .fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
     };
-    let (tracker_min, tracker_max) = range(&|i| trackers.value(i));
-    let (message_time_min_ms, message_time_max_ms) = range(&|i| message.value(i));
-    let (server_time_min_ms, server_time_max_ms) = range(&|i| server.value(i));
+    let all = 0..batch.num_rows();
+    let (tracker_min, tracker_max) = range(&|i| trackers.value(i), all.clone());
+    let (message_time_min_ms, message_time_max_ms) = range(&|i| message.value(i), all.clone());
+    let (server_time_min_ms, server_time_max_ms) = range(&|i| server.value(i), all);
+    let inner: Vec<(String, ArrayRef)> = batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .filter(|(f, _)| InnerKind::split(f.name()).is_some())
+        .map(|(f, a)| (f.name().clone(), a.clone()))
+        .collect();
+    // Rows are sorted by tracker: each tracker is one contiguous run.
+    let mut spans = Vec::new();
+    let mut start = 0;
+    while start < batch.num_rows() {
+        let tracker = trackers.value(start);
+        let mut end = start;
+        while end < batch.num_rows() && trackers.value(end) == tracker {
+            end += 1;
+        }
+        let (message_time_min_ms, message_time_max_ms) = range(&|i| message.value(i), start..end);
+        let present = inner
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, array))| array.slice(start, end - start).null_count() < end - start)
+            .map(|(i, _)| i as u32)
+            .collect();
+        spans.push(TrackerSpan {
+            tracker_id: tracker,
+            message_time_min_ms,
+            message_time_max_ms,
+            rows: (end - start) as u64,
+            inner: present,
+        });
+        start = end;
+    }
     Ok(FileEntry {
         id,
         path: relative,
@@ -234,13 +267,8 @@ fn write_file(config: &ParquetConfig, batch: &RecordBatch, day: i64, id: u64) ->
         server_time_max_ms,
         rows: batch.num_rows() as u64,
         bytes,
-        inner_columns: batch
-            .schema_ref()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .filter(|n| InnerKind::split(n).is_some())
-            .collect(),
+        inner_columns: inner.into_iter().map(|(name, _)| name).collect(),
+        trackers: spans,
     })
 }
 
