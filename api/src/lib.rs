@@ -21,6 +21,7 @@ mod limits;
 mod metrics;
 mod panel;
 mod params;
+mod raw_data;
 mod reply;
 mod route;
 mod server;

@@ -31,6 +31,8 @@ pub struct ApiConfig {
     pub rate_limits: RateLimitConfig,
     /// Largest intake body (`/ingest/v1/messages`), compressed and decompressed alike.
     pub max_ingest_bytes: usize,
+    /// Longest message-time span of one raw data read (longer: code 211).
+    pub raw_data_max_span_days: u32,
     /// Intake requests processed at once; more are answered 503 (code 8), so memory stays bounded.
     pub max_intake_requests: usize,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
@@ -48,6 +50,7 @@ impl Default for ApiConfig {
             trusted_proxy_hops: 0,
             max_ingest_bytes: 64 * 1024 * 1024,
             max_intake_requests: 8,
+            raw_data_max_span_days: 31,
         }
     }
 }
@@ -63,6 +66,8 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) ingest: Arc<Ingest>,
     pub(crate) intake_slots: tokio::sync::Semaphore,
+    /// DataFusion's task context shared by every read.
+    pub(crate) query_context: Arc<query::TaskContext>,
     pub(crate) config: ApiConfig,
     pub(crate) limits: RateLimits,
     pub(crate) metrics: Metrics,
@@ -86,6 +91,7 @@ impl AppState {
                 store,
                 ingest,
                 intake_slots,
+                query_context: query::task_context(),
                 config,
                 limits,
                 metrics,
@@ -109,7 +115,8 @@ impl AppState {
 pub fn app(state: AppState) -> Router {
     let routes = crate::v2::routes()
         .into_iter()
-        .chain(crate::panel::routes());
+        .chain(crate::panel::routes())
+        .chain(crate::raw_data::routes());
     let router = routes.fold(Router::new(), |router, route| route.mount(router));
     router
         .merge(crate::intake::router())

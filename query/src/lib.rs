@@ -1,9 +1,29 @@
 //! Reading stored telemetry with DataFusion.
 //!
-//! This crate will own the DataFusion session and table providers over the
-//! Parquet files (and ClickHouse), the raw data export of
+//! [`scan::scan`] streams one tracker's rows over a
+//! [`schemas::TelemetrySnapshot`] in message-time order, pruning files by the
+//! catalog and row groups by Parquet statistics. This crate will also own the
+//! raw data export of
 //! `/dwh/v1/tracker/raw_data/read` (CSV, Parquet and NDJSON encoders over Arrow
 //! arrays, `.*` column expansion, message-time and server-time filters) and
 //! `get_inputs`, and the series reads that feed `resample`.
 //!
 //! It does not own writing (that is `ingest`) nor HTTP (that is `api`).
+
+pub mod columns;
+pub mod csv;
+mod error;
+pub mod export;
+pub mod scan;
+pub mod time_range;
+
+pub use datafusion::execution::TaskContext;
+pub use error::{Error, Result};
+
+/// The DataFusion task context reads run in: shared by every read of a server.
+pub fn task_context() -> std::sync::Arc<TaskContext> {
+    let config = datafusion::prelude::SessionConfig::new()
+        .with_batch_size(8192)
+        .with_target_partitions(2);
+    datafusion::prelude::SessionContext::new_with_config(config).task_ctx()
+}

@@ -141,6 +141,14 @@ pub(crate) struct User {
 }
 
 impl User {
+    /// A call any user of the account may make (sub-users within their scope).
+    pub(crate) const fn any() -> Self {
+        Self {
+            right: None,
+            feature: None,
+        }
+    }
+
     /// A call that needs a sub-user right (master users hold all rights).
     pub(crate) const fn needs(right: Right) -> Self {
         Self {

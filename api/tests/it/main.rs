@@ -10,6 +10,7 @@ mod conventions;
 mod intake;
 mod panel;
 mod rate_limits;
+mod raw_data;
 mod server;
 mod user_auth;
 

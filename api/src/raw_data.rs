@@ -1,0 +1,230 @@
+//! `/dwh/v1/tracker/raw_data/read` and `get_inputs` (spec document 3,
+//! clarifications 13-20): an API key or user session; sub-users within their scope.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::body::Body;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use platform::UserAuth;
+use query::columns::{plan_columns, present_inner_columns};
+use query::export::{TimeFormat, csv_encoder, csv_stream};
+use query::scan::{ScanRequest, scan};
+use query::time_range::{SelectionParams, TimeContext, TimeError, parse_selection};
+use schemas::columns::InnerKind;
+use schemas::{ErrorCode, TelemetrySource, TrackerId};
+use serde::Deserialize;
+
+use crate::route::{Params, Route, User};
+use crate::{ApiError, ApiResult, AppState, Reply};
+
+pub(crate) fn routes() -> Vec<Route> {
+    vec![
+        Route::new("/dwh/v1/tracker/raw_data/read", User::any(), read),
+        Route::new(
+            "/dwh/v1/tracker/raw_data/get_inputs",
+            User::any(),
+            get_inputs,
+        ),
+    ]
+}
+
+#[derive(Debug, Deserialize)]
+struct ReadParams {
+    tracker_id: i64,
+    from: Option<String>,
+    to: Option<String>,
+    interval: Option<String>,
+    #[serde(default)]
+    columns: Vec<String>,
+    server_time_filter: Option<serde_json::Value>,
+    iso_datetime: Option<bool>,
+    time_zone: Option<String>,
+    format: Option<String>,
+}
+
+impl Params for ReadParams {}
+
+impl From<TimeError> for ApiError {
+    fn from(err: TimeError) -> Self {
+        if err.code == ErrorCode::InvalidParameters {
+            ApiError::invalid(err.parameter, err.message)
+        } else {
+            ApiError::with_description(
+                err.code,
+                format!(
+                    "{}: `{}` {}",
+                    err.code.meaning(),
+                    err.parameter,
+                    err.message
+                ),
+            )
+        }
+    }
+}
+
+impl From<query::Error> for ApiError {
+    fn from(err: query::Error) -> Self {
+        match err {
+            query::Error::UnknownColumn { column } => {
+                ApiError::invalid("columns", format!("has an unknown column `{column}`"))
+            }
+            other => ApiError::from_error(other),
+        }
+    }
+}
+
+async fn read(state: AppState, caller: UserAuth, p: ReadParams) -> ApiResult<Response> {
+    let tracker = state
+        .store()
+        .tracker_for(&caller, TrackerId(p.tracker_id))
+        .await?;
+    if p.columns.is_empty() {
+        return Err(ApiError::invalid(
+            "columns",
+            "is required and must name at least one column",
+        ));
+    }
+    if let Some(format) = p.format.as_deref().filter(|f| *f != "csv") {
+        return Err(ApiError::invalid(
+            "format",
+            format!("{format:?} is not supported; use csv"),
+        ));
+    }
+    let account_zone =
+        platform::check_time_zone("time_zone", &caller.time_zone).unwrap_or(chrono_tz::UTC);
+    let output_zone = match &p.time_zone {
+        Some(zone) => platform::check_time_zone("time_zone", zone)?,
+        None => account_zone,
+    };
+    let iso = p.iso_datetime.unwrap_or(true);
+    let now = state.store().clock().now();
+    let ctx = TimeContext {
+        zone: account_zone,
+        now_ms: now.timestamp_millis(),
+        iso,
+        max_span_ms: Some(i64::from(state.inner.config.raw_data_max_span_days) * 86_400_000),
+    };
+    let selection = parse_selection(
+        &SelectionParams {
+            from: p.from,
+            to: p.to,
+            interval: p.interval,
+            server_time_filter: p.server_time_filter,
+        },
+        &ctx,
+    )?;
+    // Data older than the plan's store period is not returned (clarification 19).
+    let cutoff = tracker.store_period.cutoff(now).timestamp_millis();
+    let message = (
+        selection.message.from_ms.max(cutoff),
+        selection.message.to_ms,
+    );
+    let server = selection.server.map(|r| (r.from_ms, r.to_ms));
+    let snapshot = state.inner.ingest.snapshot();
+    let present = present_inner_columns(&snapshot, tracker.id.0, message, server);
+    let plan = plan_columns(&p.columns, &present)?;
+    let encoder = csv_encoder(
+        &plan,
+        TimeFormat {
+            zone: output_zone,
+            iso,
+        },
+    )?;
+    let request = ScanRequest {
+        tracker: tracker.id.0,
+        message: (message.0, message.1.max(message.0)),
+        server,
+        columns: plan.scan_columns.clone(),
+        batch_size: 8192,
+    };
+    let batches = scan(snapshot, request, state.inner.query_context.clone())?;
+    let body = Body::from_stream(csv_stream(encoder, batches));
+    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct InputsParams {
+    tracker_id: i64,
+}
+
+impl Params for InputsParams {}
+
+/// Inputs and states the tracker has reported within its store period, from
+/// the catalog and the memtable (no data scan); indexed inputs collapsed to
+/// their highest index (clarification 18).
+async fn get_inputs(state: AppState, caller: UserAuth, p: InputsParams) -> ApiResult<Reply> {
+    let tracker = state
+        .store()
+        .tracker_for(&caller, TrackerId(p.tracker_id))
+        .await?;
+    let cutoff = tracker
+        .store_period
+        .cutoff(state.store().clock().now())
+        .timestamp_millis();
+    let snapshot = state.inner.ingest.snapshot();
+    let present = present_inner_columns(&snapshot, tracker.id.0, (cutoff, i64::MAX), None);
+    let mut discrete = BTreeMap::from([
+        (InnerKind::DiscreteInputs, 0u32),
+        (InnerKind::DiscreteOutputs, 0u32),
+    ]);
+    let mut inputs: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut states = BTreeSet::new();
+    for column in &present {
+        let Some((kind, name)) = InnerKind::split(column) else {
+            continue;
+        };
+        match kind {
+            InnerKind::DiscreteInputs | InnerKind::DiscreteOutputs => {
+                if let (Ok(n), Some(count)) = (name.parse::<u32>(), discrete.get_mut(&kind)) {
+                    *count = (*count).max(n);
+                }
+            }
+            InnerKind::Inputs => {
+                let (stem, index) = indexed(name);
+                let entry = inputs
+                    .entry(stem.to_owned())
+                    .or_insert((index, name.to_owned()));
+                if index > entry.0 {
+                    *entry = (index, name.to_owned());
+                }
+            }
+            InnerKind::States => {
+                states.insert(name.to_owned());
+            }
+        }
+    }
+    let mut inputs: Vec<String> = inputs.into_values().map(|(_, name)| name).collect();
+    inputs.sort();
+    Reply::ok()
+        .with(
+            "discrete_inputs",
+            discrete
+                .get(&InnerKind::DiscreteInputs)
+                .copied()
+                .unwrap_or(0),
+        )?
+        .with(
+            "discrete_outputs",
+            discrete
+                .get(&InnerKind::DiscreteOutputs)
+                .copied()
+                .unwrap_or(0),
+        )?
+        .with("inputs", inputs)?
+        .with("states", states)
+}
+
+/// `lls_level_4` → (`lls_level`, 4); a name without a numeric suffix is its own stem.
+fn indexed(name: &str) -> (&str, u64) {
+    match name.rsplit_once('_') {
+        Some((stem, digits))
+            if !stem.is_empty()
+                && !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            (stem, digits.parse().unwrap_or(0))
+        }
+        _ => (name, 0),
+    }
+}

@@ -1,0 +1,227 @@
+//! `/dwh/v1/tracker/raw_data/*` through the real server, on data sent through the real intake.
+
+use platform::Right;
+use serde_json::{Value, json};
+
+use crate::{Account, TestServer};
+
+async fn ingest(srv: &TestServer, backfill: bool, lines: &[Value]) {
+    let token = srv
+        .store
+        .create_ingest_token("t", backfill)
+        .await
+        .unwrap()
+        .1
+        .expose()
+        .to_owned();
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let answer = srv
+        .send(
+            srv.client()
+                .post(srv.url("/ingest/v1/messages"))
+                .header("authorization", format!("Bearer {token}"))
+                .body(body),
+        )
+        .await;
+    assert_eq!(answer.ok()["rejected"], json!([]), "{answer:?}");
+}
+
+async fn csv(srv: &TestServer, params: Value) -> (u16, String) {
+    let response = srv
+        .client()
+        .post(srv.url("/dwh/v1/tracker/raw_data/read"))
+        .json(&params)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+fn fixture(acc: &Account) -> Vec<Value> {
+    let t = acc.trackers[0].0;
+    vec![
+        json!({"tracker_id": t, "msg_time": "2024-06-01T06:00:00Z", "lat": 43.25, "lng": 76.95, "speed": 0, "gps_fix_type": "HAS_FIX",
+               "mn_name": "Kcell \"LTE\"", "flags": 5, "inputs": {"lls_level_1": 512, "board_voltage": 13.8},
+               "states": {"ignition": false, "mode": "eco"}, "discrete_inputs": {"2": 1}}),
+        json!({"tracker_id": t, "msg_time": "2024-06-01T06:00:10Z", "lat": 43.2501, "speed": 12.5, "inputs": {"lls_level_1": 511.5},
+               "states": {"ignition": true}}),
+        json!({"tracker_id": acc.trackers[1].0, "msg_time": "2024-06-01T06:00:05Z", "lat": 1.0, "inputs": {"secret_input": 1}}),
+    ]
+}
+
+#[tokio::test]
+async fn csv_is_exact_from_memory_and_from_parquet() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("raw@example.com").await;
+    ingest(&srv, false, &fixture(&acc)).await;
+    let params = json!({"hash": acc.key, "tracker_id": acc.trackers[0].0, "from": "2024-06-01T00:00:00Z", "to": "2024-06-02T00:00:00Z",
+        "columns": ["lat", "speed", "gps_fix_type", "mn_name", "flags", "flags.soft_lbs", "inputs.*", "states", "discrete_inputs.2", "inputs.nope"]});
+    let expected = concat!(
+        "\"msg_time\",\"lat\",\"speed\",\"gps_fix_type\",\"mn_name\",\"flags\",\"flags.soft_lbs\",\"inputs.board_voltage\",\"inputs.lls_level_1\",\"states\",\"discrete_inputs.2\",\"inputs.nope\"\n",
+        "\"2024-06-01T15:00:00+0900\",43.25,0,\"HAS_FIX\",\"Kcell \"\"LTE\"\"\",5,1,13.8,512,\"{\"\"ignition\"\":false,\"\"mode\"\":\"\"eco\"\"}\",1,\\N\n",
+        "\"2024-06-01T15:00:10+0900\",43.2501,12.5,\\N,\\N,\\N,\\N,\\N,511.5,\"{\"\"ignition\"\":true}\",\\N,\\N\n",
+    );
+    let (status, body) = csv(&srv, params.clone()).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, expected),
+        "read-your-writes, from the memtable"
+    );
+    srv.ingest.flush().unwrap();
+    let (status, body) = csv(&srv, params).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, expected),
+        "the same bytes from Parquet"
+    );
+}
+
+#[tokio::test]
+async fn late_messages_are_found_by_message_time_and_selected_by_server_time() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("late@example.com").await;
+    let t = acc.trackers[0].0;
+    // Buffered offline on May 30, uploaded June 1 at 07:30.
+    ingest(&srv, true, &[json!({"tracker_id": t, "msg_time": "2024-05-30T10:00:00Z", "server_time": "2024-06-01T07:30:00Z", "lat": 1.5})]).await;
+    ingest(&srv, true, &[json!({"tracker_id": t, "msg_time": "2024-05-30T11:00:00Z", "server_time": "2024-05-30T11:00:01Z", "lat": 2.5})]).await;
+    srv.ingest.flush().unwrap();
+    let base = json!({"hash": acc.key, "tracker_id": t, "interval": "2024-05-30T00:00:00Z/P1D", "columns": ["lat", "server_time"], "time_zone": "UTC"});
+    let (_, all) = csv(&srv, base.clone()).await;
+    assert_eq!(all.lines().count(), 3, "{all}");
+    let mut late = base.clone();
+    late["server_time_filter"] = json!("2024-06-01T00:00:00Z/2024-06-02T00:00:00Z");
+    let (_, body) = csv(&srv, late).await;
+    assert_eq!(
+        body,
+        "\"msg_time\",\"lat\",\"server_time\"\n\"2024-05-30T10:00:00Z\",1.5,\"2024-06-01T07:30:00Z\"\n"
+    );
+    let mut on_time = base;
+    on_time["server_time_filter"] =
+        json!({"to": "2024-06-01T00:00:00Z", "from": "2024-05-01T00:00:00Z"});
+    let (_, body) = csv(&srv, on_time).await;
+    assert_eq!(
+        body,
+        "\"msg_time\",\"lat\",\"server_time\"\n\"2024-05-30T11:00:00Z\",2.5,\"2024-05-30T11:00:01Z\"\n"
+    );
+}
+
+#[tokio::test]
+async fn another_accounts_tracker_is_204_unknown_201_blocked_208_and_sub_users_are_scoped() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("owner@example.com").await;
+    let other = srv.account("stranger@example.com").await;
+    ingest(&srv, false, &fixture(&acc)).await;
+    let read = |hash: &str, tracker: i64| json!({"hash": hash, "tracker_id": tracker, "interval": "2024-06-01T00:00:00Z/P1D", "columns": ["lat"]});
+    let answer = srv
+        .post(
+            "/dwh/v1/tracker/raw_data/read",
+            read(&other.key, acc.trackers[0].0),
+        )
+        .await;
+    answer.error(204, 404);
+    srv.post("/dwh/v1/tracker/raw_data/read", read(&acc.key, 999_999))
+        .await
+        .error(201, 400);
+    let sub = srv
+        .subuser(&acc, "scoped@example.com", vec![Right::VehicleUpdate])
+        .await;
+    let (status, _) = csv(&srv, read(&sub, acc.trackers[0].0)).await;
+    assert_eq!(status, 200, "the sub-user sees its tracker");
+    srv.post(
+        "/dwh/v1/tracker/raw_data/read",
+        read(&sub, acc.trackers[1].0),
+    )
+    .await
+    .error(204, 404);
+    srv.store
+        .set_tracker_blocked(acc.trackers[0], true)
+        .await
+        .unwrap();
+    srv.post(
+        "/dwh/v1/tracker/raw_data/read",
+        read(&acc.key, acc.trackers[0].0),
+    )
+    .await
+    .error(208, 403);
+    srv.post(
+        "/dwh/v1/tracker/raw_data/get_inputs",
+        json!({"hash": acc.key, "tracker_id": acc.trackers[0].0}),
+    )
+    .await
+    .error(208, 403);
+}
+
+#[tokio::test]
+async fn bad_parameters_are_7_naming_them() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("params@example.com").await;
+    let t = acc.trackers[0].0;
+    let cases = [
+        (
+            json!({"interval": "2024-06-01T00:00:00Z/P1D", "columns": ["latitude"]}),
+            "columns",
+        ),
+        (
+            json!({"interval": "2024-06-01T00:00:00Z/P1D", "columns": []}),
+            "columns",
+        ),
+        (
+            json!({"from": "2024-06-02T00:00:00Z", "to": "2024-06-01T00:00:00Z", "columns": ["lat"]}),
+            "to",
+        ),
+        (
+            json!({"interval": "yesterday", "columns": ["lat"]}),
+            "interval",
+        ),
+        (
+            json!({"interval": "2024-06-01T00:00:00Z/P1D", "columns": ["lat"], "time_zone": "Mars/Base"}),
+            "time_zone",
+        ),
+    ];
+    for (mut params, parameter) in cases {
+        params["hash"] = json!(acc.key);
+        params["tracker_id"] = json!(t);
+        let answer = srv.post("/dwh/v1/tracker/raw_data/read", params).await;
+        answer.error(7, 400);
+        assert_eq!(
+            answer.body["errors"][0]["parameter"], parameter,
+            "{answer:?}"
+        );
+    }
+    let too_long = json!({"hash": acc.key, "tracker_id": t, "interval": "2024-01-01T00:00:00Z/P40D", "columns": ["lat"]});
+    srv.post("/dwh/v1/tracker/raw_data/read", too_long)
+        .await
+        .error(211, 400);
+}
+
+#[tokio::test]
+async fn get_inputs_lists_the_trackers_own_names_from_the_catalog() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("inputs@example.com").await;
+    let t = acc.trackers[0].0;
+    let mut lines = fixture(&acc);
+    lines.push(json!({"tracker_id": t, "msg_time": "2024-06-01T06:01:00Z", "inputs": {"lls_level_2": 3, "lls_level_10": 1}, "discrete_outputs": {"3": 0}}));
+    ingest(&srv, false, &lines).await;
+    let expected = json!({"success": true, "discrete_inputs": 2, "discrete_outputs": 3,
+        "inputs": ["board_voltage", "lls_level_10"], "states": ["ignition", "mode"]});
+    let answer = srv
+        .post(
+            "/dwh/v1/tracker/raw_data/get_inputs",
+            json!({"hash": acc.key, "tracker_id": t}),
+        )
+        .await;
+    assert_eq!(answer.ok().clone(), expected);
+    srv.ingest.flush().unwrap();
+    let answer = srv
+        .post(
+            "/dwh/v1/tracker/raw_data/get_inputs",
+            json!({"hash": acc.key, "tracker_id": t}),
+        )
+        .await;
+    assert_eq!(
+        answer.ok().clone(),
+        expected,
+        "the same from the catalog: no other tracker's names"
+    );
+}

@@ -1,0 +1,247 @@
+//! Which columns an export writes and which storage columns it reads
+//! (spec document 3, clarifications 13 and 15).
+//!
+//! `msg_time` is always first; the others follow in the order requested. A
+//! complex column with an inner name reads that inner column (an unknown
+//! inner name gives nulls); without one, its JSON map of the inner columns
+//! present (`flags` alone: the bitmap); a trailing `.*` expands in place to
+//! the inner columns present in the range, sorted alphabetically.
+
+use std::collections::BTreeSet;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{Int64Type, TimestampMillisecondType};
+use schemas::columns::{self, InnerKind, SimpleType};
+use schemas::{FLAG_BITS, TelemetrySnapshot};
+
+use crate::{Error, Result};
+
+/// What an output column writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Message time.
+    MessageTime,
+    /// Server time.
+    ServerTime,
+    /// A simple column, by storage name.
+    Simple(&'static str, SimpleType),
+    /// `flags`: the bitmap.
+    Flags,
+    /// `flags.<bit>`: one bit as 0/1.
+    FlagBit(u32),
+    /// An inner column, by storage name.
+    Inner(InnerKind, String),
+    /// A complex column without inner name: the JSON map of these inner columns.
+    Map(InnerKind, Vec<String>),
+    /// An inner name the tracker has no values for in the range: always null.
+    Null,
+}
+
+/// One column of the export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputColumn {
+    /// The header, as the caller named it (or as expanded).
+    pub header: String,
+    /// What it writes.
+    pub output: Output,
+}
+
+/// An export's columns, and the storage columns its scan reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnPlan {
+    /// The columns written, `msg_time` first.
+    pub outputs: Vec<OutputColumn>,
+    /// Storage columns to read besides tracker, message and server time.
+    pub scan_columns: Vec<String>,
+}
+
+impl ColumnPlan {
+    /// Where a storage column is in the scan's batches (see `scan::scan_schema`).
+    pub fn scan_index(&self, storage: &str) -> Option<usize> {
+        match storage {
+            columns::TRACKER_ID => Some(0),
+            columns::MESSAGE_TIME => Some(1),
+            columns::SERVER_TIME => Some(2),
+            other => self
+                .scan_columns
+                .iter()
+                .position(|c| c == other)
+                .map(|i| i + 3),
+        }
+    }
+}
+
+/// The inner columns a tracker has values for within the ranges: from the
+/// catalog's per-tracker spans (no data scan) and the memtable.
+pub fn present_inner_columns(
+    snapshot: &TelemetrySnapshot,
+    tracker: i64,
+    message: (i64, i64),
+    server: Option<(i64, i64)>,
+) -> BTreeSet<String> {
+    let server = server.unwrap_or((i64::MIN, i64::MAX));
+    let mut present = BTreeSet::new();
+    for file in snapshot.files.iter() {
+        let Some(span) = file.span(tracker) else {
+            continue;
+        };
+        if span.message_time_min_ms < message.1
+            && message.0 <= span.message_time_max_ms
+            && file.server_time_min_ms < server.1
+            && server.0 <= file.server_time_max_ms
+        {
+            present.extend(span.inner_names(file).map(str::to_owned));
+        }
+    }
+    for batch in &snapshot.unflushed {
+        let (Some(trackers), Some(times), Some(servers)) = (
+            batch
+                .column_by_name(columns::TRACKER_ID)
+                .and_then(|c| c.as_primitive_opt::<Int64Type>()),
+            batch
+                .column_by_name(columns::MESSAGE_TIME)
+                .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
+            batch
+                .column_by_name(columns::SERVER_TIME)
+                .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
+        ) else {
+            continue;
+        };
+        let rows: Vec<usize> = (0..batch.num_rows())
+            .filter(|&i| {
+                let (m, s) = (times.value(i), servers.value(i));
+                trackers.value(i) == tracker
+                    && message.0 <= m
+                    && m < message.1
+                    && server.0 <= s
+                    && s < server.1
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        for (field, array) in batch.schema_ref().fields().iter().zip(batch.columns()) {
+            if InnerKind::split(field.name()).is_some() && rows.iter().any(|&i| array.is_valid(i)) {
+                present.insert(field.name().clone());
+            }
+        }
+    }
+    present
+}
+
+/// Resolves the requested columns; an unknown column is code 7 naming it.
+pub fn plan_columns(requested: &[String], present: &BTreeSet<String>) -> Result<ColumnPlan> {
+    let mut outputs = vec![OutputColumn {
+        header: columns::MESSAGE_TIME.to_owned(),
+        output: Output::MessageTime,
+    }];
+    for name in requested.iter().map(|n| n.trim()) {
+        if name == columns::MESSAGE_TIME {
+            continue;
+        }
+        let unknown = || Error::UnknownColumn {
+            column: name.to_owned(),
+        };
+        if name == columns::SERVER_TIME {
+            outputs.push(OutputColumn {
+                header: name.to_owned(),
+                output: Output::ServerTime,
+            });
+        } else if let Some((storage, ty)) = columns::SIMPLE_COLUMNS.iter().find(|(n, _)| *n == name)
+        {
+            outputs.push(OutputColumn {
+                header: name.to_owned(),
+                output: Output::Simple(storage, *ty),
+            });
+        } else if name == columns::FLAGS {
+            outputs.push(OutputColumn {
+                header: name.to_owned(),
+                output: Output::Flags,
+            });
+        } else if let Some(bit) = name.strip_prefix("flags.") {
+            let output = if bit == "*" {
+                for (bit_name, bit) in sorted_flag_bits() {
+                    outputs.push(OutputColumn {
+                        header: format!("flags.{bit_name}"),
+                        output: Output::FlagBit(bit),
+                    });
+                }
+                continue;
+            } else {
+                FLAG_BITS
+                    .iter()
+                    .find(|(n, _)| *n == bit)
+                    .map_or(Output::Null, |(_, b)| Output::FlagBit(*b))
+            };
+            outputs.push(OutputColumn {
+                header: name.to_owned(),
+                output,
+            });
+        } else if let Some(kind) = InnerKind::from_prefix(name) {
+            let inner = present
+                .iter()
+                .filter(|c| InnerKind::split(c).is_some_and(|(k, _)| k == kind))
+                .cloned()
+                .collect();
+            outputs.push(OutputColumn {
+                header: name.to_owned(),
+                output: Output::Map(kind, inner),
+            });
+        } else if let Some((kind, inner)) = InnerKind::split(name) {
+            if inner.is_empty() {
+                return Err(unknown());
+            }
+            if inner == "*" {
+                for column in present
+                    .iter()
+                    .filter(|c| InnerKind::split(c).is_some_and(|(k, _)| k == kind))
+                {
+                    outputs.push(OutputColumn {
+                        header: column.clone(),
+                        output: Output::Inner(kind, column.clone()),
+                    });
+                }
+            } else if present.contains(name) {
+                outputs.push(OutputColumn {
+                    header: name.to_owned(),
+                    output: Output::Inner(kind, name.to_owned()),
+                });
+            } else {
+                outputs.push(OutputColumn {
+                    header: name.to_owned(),
+                    output: Output::Null,
+                });
+            }
+        } else {
+            return Err(unknown());
+        }
+    }
+    let mut scan_columns: Vec<String> = Vec::new();
+    let mut need = |column: &str| {
+        if !scan_columns.iter().any(|c| c == column) {
+            scan_columns.push(column.to_owned());
+        }
+    };
+    for output in &outputs {
+        match &output.output {
+            Output::Simple(name, _) => need(name),
+            Output::Flags | Output::FlagBit(_) => need(columns::FLAGS),
+            Output::Inner(_, name) => need(name),
+            Output::Map(_, names) => names.iter().for_each(|n| need(n)),
+            Output::MessageTime | Output::ServerTime | Output::Null => {}
+        }
+    }
+    Ok(ColumnPlan {
+        outputs,
+        scan_columns,
+    })
+}
+
+fn sorted_flag_bits() -> Vec<(&'static str, u32)> {
+    let mut bits = FLAG_BITS.to_vec();
+    bits.sort_by_key(|(name, _)| *name);
+    bits
+}
+
+#[cfg(test)]
+mod tests;

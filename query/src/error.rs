@@ -1,0 +1,38 @@
+use schemas::{ErrorCode, HasCode};
+
+/// Result of query operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong reading telemetry.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A requested column does not exist.
+    #[error("unknown column `{column}`")]
+    UnknownColumn {
+        /// The column as requested.
+        column: String,
+    },
+    /// Planning or executing a DataFusion plan failed.
+    #[error("query plan")]
+    Plan(#[source] datafusion::error::DataFusionError),
+    /// An Arrow computation failed.
+    #[error("arrow")]
+    Arrow(#[source] datafusion::arrow::error::ArrowError),
+    /// Encoding CSV failed.
+    #[error("csv encoding")]
+    Csv(#[source] crate::csv::CsvError),
+    /// An invariant of the stored data did not hold (a bug).
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl HasCode for Error {
+    fn code(&self) -> ErrorCode {
+        match self {
+            Self::UnknownColumn { .. } => ErrorCode::InvalidParameters,
+            Self::Plan(_) | Self::Arrow(_) | Self::Csv(_) | Self::Internal(_) => {
+                ErrorCode::Unexpected
+            }
+        }
+    }
+}

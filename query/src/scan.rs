@@ -1,0 +1,292 @@
+//! One tracker's rows over a telemetry snapshot, in message-time order,
+//! streamed day by day.
+//!
+//! Files are day-partitioned by message time, so days never overlap: the scan
+//! runs one small DataFusion plan per day (the day's files, each its own
+//! sorted partition, plus the memtable's rows of that day, merged by message
+//! time) and chains them. Memory holds one day's open files, never the range.
+//! Files are pruned by the catalog (tracker span, both time ranges); row
+//! groups and pages by Parquet statistics with the predicate pushed down; only
+//! the requested columns are read.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::compute::{filter_record_batch, sort_to_indices, take_record_batch};
+use datafusion::arrow::datatypes::{Field, Int64Type, Schema, SchemaRef, TimestampMillisecondType};
+use datafusion::common::{Column, DFSchema, ScalarValue};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::execution_props::ExecutionProps;
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::logical_expr::{Expr, lit};
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr, create_physical_expr};
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::union::UnionExec;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr, SendableRecordBatchStream};
+use futures::StreamExt;
+use schemas::columns::{self, InnerKind, SimpleType};
+use schemas::{FileEntry, TelemetrySnapshot};
+
+use crate::{Error, Result};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// What to read.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    /// The tracker.
+    pub tracker: i64,
+    /// Message time range `[from, to)`, ms.
+    pub message: (i64, i64),
+    /// Server time range `[from, to)`, ms, if filtered.
+    pub server: Option<(i64, i64)>,
+    /// Storage columns to read besides `tracker_id`, `msg_time` and
+    /// `server_time` (which every scan has): simple columns, `flags`, inner columns.
+    pub columns: Vec<String>,
+    /// Rows per batch.
+    pub batch_size: usize,
+}
+
+/// The schema of a scan's batches: `tracker_id`, `msg_time`, `server_time`, then the requested columns.
+pub fn scan_schema(columns: &[String]) -> Result<SchemaRef> {
+    let mut fields = vec![
+        Field::new(
+            columns::TRACKER_ID,
+            datafusion::arrow::datatypes::DataType::Int64,
+            false,
+        ),
+        Field::new(columns::MESSAGE_TIME, columns::time_type(), false),
+        Field::new(columns::SERVER_TIME, columns::time_type(), false),
+    ];
+    for name in columns {
+        let data_type = if name == columns::FLAGS {
+            datafusion::arrow::datatypes::DataType::Int64
+        } else if let Some((kind, _)) = InnerKind::split(name) {
+            kind.data_type()
+        } else if let Some((_, ty)) = columns::SIMPLE_COLUMNS.iter().find(|(n, _)| n == name) {
+            SimpleType::data_type(*ty)
+        } else {
+            return Err(Error::UnknownColumn {
+                column: name.clone(),
+            });
+        };
+        fields.push(Field::new(name.as_str(), data_type, true));
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// Streams the tracker's rows in message-time order.
+pub fn scan(
+    snapshot: Arc<TelemetrySnapshot>,
+    request: ScanRequest,
+    ctx: Arc<TaskContext>,
+) -> Result<SendableRecordBatchStream> {
+    let schema = scan_schema(&request.columns)?;
+    let (from, to) = request.message;
+    let server = request.server.unwrap_or((i64::MIN, i64::MAX));
+    let mut days: BTreeMap<i64, (Vec<FileEntry>, Vec<RecordBatch>)> = BTreeMap::new();
+    for file in snapshot.files.iter() {
+        let Some(span) = file.span(request.tracker) else {
+            continue;
+        };
+        let overlaps_message = span.message_time_min_ms < to && from <= span.message_time_max_ms;
+        let overlaps_server =
+            file.server_time_min_ms < server.1 && server.0 <= file.server_time_max_ms;
+        if overlaps_message && overlaps_server {
+            days.entry(file.message_time_min_ms.div_euclid(DAY_MS))
+                .or_default()
+                .0
+                .push(file.clone());
+        }
+    }
+    for batch in &snapshot.unflushed {
+        for (day, rows) in memtable_rows(batch, &schema, &request, server)? {
+            days.entry(day).or_default().1.push(rows);
+        }
+    }
+    let predicate = predicate(&schema, &request, server)?;
+    let plans = days
+        .into_iter()
+        .map(|(_, (files, memory))| {
+            day_plan(
+                &snapshot,
+                &schema,
+                files,
+                memory,
+                &predicate,
+                request.batch_size,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // `snapshot` travels with the stream, keeping its files on disk until the stream ends.
+    let keep_alive = snapshot.clone();
+    let stream = futures::stream::iter(plans)
+        .map(move |plan| {
+            let _ = &keep_alive;
+            match plan.execute(0, ctx.clone()) {
+                Ok(stream) => stream.boxed(),
+                Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+            }
+        })
+        .flatten();
+    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+}
+
+/// The filter every row must pass: the tracker and both time ranges.
+fn predicate(
+    schema: &SchemaRef,
+    request: &ScanRequest,
+    server: (i64, i64),
+) -> Result<Arc<dyn PhysicalExpr>> {
+    let time = |ms: i64| {
+        lit(ScalarValue::TimestampMillisecond(
+            Some(ms),
+            Some("UTC".into()),
+        ))
+    };
+    let column = |name: &str| Expr::Column(Column::new_unqualified(name));
+    let mut expr = column(columns::TRACKER_ID)
+        .eq(lit(request.tracker))
+        .and(column(columns::MESSAGE_TIME).gt_eq(time(request.message.0)))
+        .and(column(columns::MESSAGE_TIME).lt(time(request.message.1)));
+    if request.server.is_some() {
+        expr = expr
+            .and(column(columns::SERVER_TIME).gt_eq(time(server.0)))
+            .and(column(columns::SERVER_TIME).lt(time(server.1)));
+    }
+    let df_schema = DFSchema::try_from(schema.as_ref().clone()).map_err(Error::Plan)?;
+    create_physical_expr(
+        &expr,
+        &df_schema,
+        &ExecutionProps::new(),
+        &PhysicalPlanningContext::default(),
+    )
+    .map_err(Error::Plan)
+}
+
+/// One day: each file a sorted partition, the memtable rows another, filtered and merged by message time.
+fn day_plan(
+    snapshot: &TelemetrySnapshot,
+    schema: &SchemaRef,
+    files: Vec<FileEntry>,
+    memory: Vec<RecordBatch>,
+    predicate: &Arc<dyn PhysicalExpr>,
+    batch_size: usize,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let order = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(
+        datafusion::physical_expr::expressions::Column::new(columns::MESSAGE_TIME, 1),
+    ))])
+    .ok_or_else(|| Error::Internal("empty ordering".into()))?;
+    let mut inputs: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
+    if !files.is_empty() {
+        let source = ParquetSource::new(schema.clone())
+            .with_predicate(predicate.clone())
+            .with_pushdown_filters(true)
+            .with_enable_page_index(true);
+        let groups = files
+            .iter()
+            .map(|f| {
+                let path = snapshot.root.join(&f.path);
+                FileGroup::new(vec![PartitionedFile::new(
+                    path.to_string_lossy().into_owned(),
+                    f.bytes,
+                )])
+            })
+            .collect();
+        let config =
+            FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+                .with_file_groups(groups)
+                .with_output_ordering(vec![order.clone()])
+                .with_batch_size(Some(batch_size))
+                .build();
+        inputs.push(DataSourceExec::from_data_source(config));
+    }
+    if !memory.is_empty() {
+        inputs.push(
+            MemorySourceConfig::try_new_exec(&[memory], schema.clone(), None)
+                .map_err(Error::Plan)?,
+        );
+    }
+    let union = UnionExec::try_new(inputs).map_err(Error::Plan)?;
+    let filtered: Arc<dyn ExecutionPlan> =
+        Arc::new(FilterExec::try_new(predicate.clone(), union).map_err(Error::Plan)?);
+    if filtered
+        .properties()
+        .output_partitioning()
+        .partition_count()
+        == 1
+    {
+        return Ok(filtered);
+    }
+    Ok(Arc::new(
+        SortPreservingMergeExec::new(order, filtered).with_fetch(None),
+    ))
+}
+
+/// The memtable rows of the request, aligned to the scan schema, sorted, split by day.
+fn memtable_rows(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+    request: &ScanRequest,
+    server: (i64, i64),
+) -> Result<Vec<(i64, RecordBatch)>> {
+    let (Some(trackers), Some(times), Some(servers)) = (
+        batch
+            .column_by_name(columns::TRACKER_ID)
+            .and_then(|c| c.as_primitive_opt::<Int64Type>()),
+        batch
+            .column_by_name(columns::MESSAGE_TIME)
+            .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
+        batch
+            .column_by_name(columns::SERVER_TIME)
+            .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
+    ) else {
+        return Err(Error::Internal(
+            "a memtable batch lacks its key columns".into(),
+        ));
+    };
+    let (from, to) = request.message;
+    let mask: BooleanArray = (0..batch.num_rows())
+        .map(|i| {
+            let (t, m, s) = (trackers.value(i), times.value(i), servers.value(i));
+            Some(t == request.tracker && from <= m && m < to && server.0 <= s && s < server.1)
+        })
+        .collect();
+    if mask.true_count() == 0 {
+        return Ok(Vec::new());
+    }
+    let kept = filter_record_batch(batch, &mask).map_err(Error::Arrow)?;
+    let arrays: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            kept.column_by_name(f.name()).cloned().unwrap_or_else(|| {
+                datafusion::arrow::array::new_null_array(f.data_type(), kept.num_rows())
+            })
+        })
+        .collect();
+    let aligned = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
+    let order = sort_to_indices(aligned.column(1), None, None).map_err(Error::Arrow)?;
+    let sorted = take_record_batch(&aligned, &order).map_err(Error::Arrow)?;
+    let times = sorted.column(1).as_primitive::<TimestampMillisecondType>();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < sorted.num_rows() {
+        let day = times.value(start).div_euclid(DAY_MS);
+        let mut end = start;
+        while end < sorted.num_rows() && times.value(end).div_euclid(DAY_MS) == day {
+            end += 1;
+        }
+        out.push((day, sorted.slice(start, end - start)));
+        start = end;
+    }
+    Ok(out)
+}
