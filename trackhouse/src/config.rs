@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::admin::AdminArgs;
 use crate::demo::DemoArgs;
+use crate::import::ImportArgs;
 
 /// Trackhouse: telemetry storage and the fleet platform API.
 #[derive(Debug, Parser)]
@@ -25,6 +26,9 @@ pub(crate) enum Command {
     Admin(AdminArgs),
     /// Create demo accounts in a fresh data directory, print ready-to-paste calls, then serve.
     Demo(DemoArgs),
+    /// Send NDJSON files (plain, `.gz`, or `-` for standard input) to a server's intake in
+    /// large zstd-compressed batches; prints one JSON summary, exit status 0 only if no line was rejected.
+    Import(ImportArgs),
 }
 
 /// Options of a serving process.
@@ -66,11 +70,40 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_TRUSTED_PROXY_HOPS", default_value_t = 0)]
     pub(crate) trusted_proxy_hops: usize,
 
+    /// Largest intake body in bytes (`/ingest/v1/messages`), compressed and decompressed alike; larger: HTTP 412, code 9.
+    #[arg(long, env = "TRACKHOUSE_MAX_INGEST_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub(crate) max_ingest_bytes: usize,
+
+    /// Acknowledged messages are written from memory to Parquet at least this often (milliseconds).
+    #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
+    pub(crate) flush_interval_ms: u64,
+
+    /// ... or as soon as this many rows wait in memory.
+    #[arg(long, env = "TRACKHOUSE_FLUSH_ROWS", default_value_t = 1_000_000)]
+    pub(crate) flush_rows: usize,
+
+    /// Intake answers HTTP 503 (code 8) with Retry-After while more rows than this wait for a flush.
+    #[arg(
+        long,
+        env = "TRACKHOUSE_MAX_UNFLUSHED_ROWS",
+        default_value_t = 4_000_000
+    )]
+    pub(crate) max_unflushed_rows: usize,
+
     #[command(flatten)]
     pub(crate) log: LogArgs,
 }
 
 impl ServerArgs {
+    pub(crate) fn ingest_config(&self) -> ingest::IngestConfig {
+        ingest::IngestConfig {
+            flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
+            flush_rows: self.flush_rows.max(1),
+            max_unflushed_rows: self.max_unflushed_rows.max(1),
+            ..ingest::IngestConfig::new(&self.data_dir)
+        }
+    }
+
     pub(crate) fn api_config(&self) -> ApiConfig {
         ApiConfig {
             max_request_bytes: self.max_request_bytes,
@@ -82,6 +115,8 @@ impl ServerArgs {
                 anonymous_ip: self.rate_anonymous_ip,
             },
             trusted_proxy_hops: self.trusted_proxy_hops,
+            max_ingest_bytes: self.max_ingest_bytes,
+            ..ApiConfig::default()
         }
     }
 }

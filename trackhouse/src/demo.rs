@@ -1,9 +1,17 @@
 //! `trackhouse demo`: demo accounts on a fresh data directory, ready-to-paste calls, then serve.
+//!
+//! On a fresh directory it also generates days of telemetry for the demo's
+//! trackers once the server listens, and sends it through the real intake
+//! (see [`telemetry`]), before printing the calls.
+
+mod telemetry;
 
 use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 use anyhow::Context;
+use chrono::{DateTime, Utc};
 use clap::Args;
 use platform::{
     Calibration, ContractType, NewDealer, NewSubuser, NewTracker, NewUser, Right, Secret, Store,
@@ -18,10 +26,46 @@ pub(crate) struct DemoArgs {
     #[command(flatten)]
     pub(crate) server: ServerArgs,
 
-    /// Days of telemetry to generate (used once device data intake is in place).
-    #[arg(long, env = "TRACKHOUSE_DEMO_DAYS", default_value_t = 7)]
+    /// Days of telemetry to generate, up to now, on a fresh data directory (0: none).
+    #[arg(long, env = "TRACKHOUSE_DEMO_DAYS", default_value_t = 7,
+          value_parser = clap::value_parser!(u32).range(0..=366))]
     pub(crate) days: u32,
 }
+
+/// A demo tracker: label, IMEI, whether it is blocked, and its fuel sensors
+/// as `(name, input, calibration)`.
+#[derive(Debug)]
+pub(crate) struct TrackerSpec {
+    pub(crate) label: &'static str,
+    pub(crate) device_id: &'static str,
+    pub(crate) blocked: bool,
+    pub(crate) sensors: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// The demo's trackers, as created (and as simulated by [`telemetry`]).
+pub(crate) const TRACKERS: [TrackerSpec; 3] = [
+    TrackerSpec {
+        label: "Truck 01 (MAN TGS)",
+        device_id: "356307042441013",
+        blocked: false,
+        sensors: &[("Main tank", "lls_level_1", "0:0,1024:150,4095:600")],
+    },
+    TrackerSpec {
+        label: "Truck 02 (Volvo FH)",
+        device_id: "356307042441021",
+        blocked: false,
+        sensors: &[
+            ("Left tank", "lls_level_1", "0:0,4095:400"),
+            ("Right tank", "lls_level_2", "0:0,2048:210,4095:400"),
+        ],
+    },
+    TrackerSpec {
+        label: "Van 03 (blocked)",
+        device_id: "356307042441039",
+        blocked: true,
+        sensors: &[("Tank", "lls_level_1", "0:0,4095:80")],
+    },
+];
 
 /// Everything the demo created, written to `DATA_DIR/demo.json`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -69,21 +113,51 @@ pub(crate) struct DemoTracker {
 pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let store = crate::serve::open_store(&args.server.data_dir).await?;
     let file = args.server.data_dir.join("demo.json");
-    let accounts = if file.exists() {
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("reading {}", file.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?
-    } else {
+    let fresh = !file.exists();
+    let accounts = if fresh {
         let accounts = create(&store).await?;
         write_atomically(&file, &serde_json::to_vec_pretty(&accounts)?)?;
         accounts
+    } else {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?
     };
     let data_dir = args.server.data_dir.clone();
-    crate::serve::serve(args.server, store, |addr| {
-        let text = instructions(&accounts, &addr.to_string(), &file, &data_dir);
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let days = if fresh { args.days } else { 0 };
+    crate::serve::serve(args.server, store, move |addr| {
+        // The intake answers only once the server runs: generate on a task of its own.
+        tokio::spawn(async move {
+            let generated = if days == 0 {
+                None
+            } else {
+                let sent = telemetry::send(&accounts, reachable(addr), days, Utc::now()).await;
+                Some(sent.unwrap_or_else(|e| {
+                    tracing::error!(error = format!("{e:#}"), "demo telemetry failed");
+                    format!("Demo telemetry failed: {e:#}\n")
+                }))
+            };
+            let text = instructions(
+                &accounts,
+                &addr.to_string(),
+                &file,
+                &data_dir,
+                generated.as_deref(),
+                Utc::now(),
+            );
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        });
     })
     .await
+}
+
+/// An address to connect to: a wildcard listener is reached on the loopback.
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    if addr.ip().is_unspecified() {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, addr.port()))
+    } else {
+        addr
+    }
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -147,41 +221,19 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
     }
     let owner = schemas::UserId(users[0].user_id);
     let mut trackers = Vec::new();
-    for (label, device_id, blocked, sensors) in [
-        (
-            "Truck 01 (MAN TGS)",
-            "356307042441013",
-            false,
-            vec![("Main tank", "lls_level_1", "0:0,1024:150,4095:600")],
-        ),
-        (
-            "Truck 02 (Volvo FH)",
-            "356307042441021",
-            false,
-            vec![
-                ("Left tank", "lls_level_1", "0:0,4095:400"),
-                ("Right tank", "lls_level_2", "0:0,2048:210,4095:400"),
-            ],
-        ),
-        (
-            "Van 03 (blocked)",
-            "356307042441039",
-            true,
-            vec![("Tank", "lls_level_1", "0:0,4095:80")],
-        ),
-    ] {
+    for spec in &TRACKERS {
         let tracker_id = store
             .create_tracker(NewTracker {
                 user_id: owner,
-                label: label.to_owned(),
-                device_id: device_id.to_owned(),
+                label: spec.label.to_owned(),
+                device_id: spec.device_id.to_owned(),
                 model: "teltonika_fmb920".to_owned(),
                 plan_id: None,
                 store_period: None,
                 time_zone: None,
             })
             .await?;
-        for (name, input, table) in &sensors {
+        for (name, input, table) in spec.sensors {
             store
                 .create_fuel_sensor(
                     tracker_id,
@@ -191,16 +243,17 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
                 )
                 .await?;
         }
-        if blocked {
+        if spec.blocked {
             store.set_tracker_blocked(tracker_id, true).await?;
         }
         trackers.push(DemoTracker {
             tracker_id: tracker_id.0,
             user_id: owner.0,
-            label: label.to_owned(),
-            device_id: device_id.to_owned(),
-            blocked,
-            fuel_sensors: sensors
+            label: spec.label.to_owned(),
+            device_id: spec.device_id.to_owned(),
+            blocked: spec.blocked,
+            fuel_sensors: spec
+                .sensors
                 .iter()
                 .map(|(name, _, _)| (*name).to_owned())
                 .collect(),
@@ -239,16 +292,31 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
     })
 }
 
-/// The ready-to-paste calls printed once the server listens.
+/// The ready-to-paste calls printed once the server listens, after the
+/// summary of the telemetry generated, if any; the sample intake line is from `now`.
 pub(crate) fn instructions(
     accounts: &DemoAccounts,
     addr: &str,
     file: &Path,
     data_dir: &Path,
+    telemetry: Option<&str>,
+    now: DateTime<Utc>,
 ) -> String {
     let user = &accounts.users[0];
     let base = format!("http://{addr}");
     let tracker = accounts.trackers.first().map_or(0, |t| t.tracker_id);
+    let telemetry = telemetry
+        .map(|t| format!("{}\n", t.trim_end()))
+        .unwrap_or_default();
+    let device = accounts
+        .trackers
+        .iter()
+        .find(|t| !t.blocked)
+        .map_or("", |t| t.device_id.as_str());
+    let message = format!(
+        r#"{{"device_id":"{device}","msg_time":"{}","gps_fix_type":"HAS_FIX","lat":43.238901,"lng":76.889712,"speed":0,"satellites":11,"inputs":{{"board_voltage":24.9}},"states":{{"ignition":false}}}}"#,
+        now.format("%Y-%m-%dT%H:%M:%SZ")
+    );
     // Prints nothing unless the answer holds a hash, so a failed login leaves the variable empty.
     let hash_of = r#"sed -nE 's/.*"hash":"([0-9a-f]{32})".*/\1/p'"#;
     format!(
@@ -256,7 +324,7 @@ pub(crate) fn instructions(
 Trackhouse demo is serving on {base}
 Accounts, passwords and keys: {file}
 Operator commands: cargo run --release -- admin --data-dir {data_dir} --help
-
+{telemetry}
 # Log in as the account's master user (time zone {zone}) and keep the session hash:
 HASH=$(curl -s {base}/v2/user/auth -d 'login={login}' -d 'password={password}' | {hash_of}); echo "$HASH"
 
@@ -277,6 +345,11 @@ curl -s {base}/v2/panel/dealer/get_info -d "hash=$PANEL"
 # Errors come as the platform's error object, e.g. an unknown key:
 curl -s {base}/v2/api/key/delete -d "hash=$HASH" -d 'key=00000000000000000000000000000000'
 
+# Send a device message (NDJSON: one JSON object per line) to the intake with the demo ingest token:
+curl -s {base}/ingest/v1/messages -H 'Authorization: Bearer {ingest_token}' -H 'Content-Type: application/x-ndjson' --data-binary '{message}'
+# Whole files (plain or .gz), in large compressed batches:
+#   cargo run --release -- import FILE.ndjson --url {base} --token {ingest_token}
+
 # Tracker ids: {trackers} (first: {tracker}); health and metrics:
 curl -s {base}/healthz
 curl -s {base}/metrics | sed -n 1,10p
@@ -287,6 +360,7 @@ Stop with Ctrl-C.
         login = user.login,
         password = user.password,
         api_key = accounts.api_key,
+        ingest_token = accounts.ingest_token,
         panel_login = accounts.dealer.panel_login,
         panel_password = accounts.dealer.panel_password,
         file = file.display(),

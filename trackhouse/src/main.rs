@@ -1,11 +1,13 @@
 //! `trackhouse`: the server, the operator CLI and the demo.
 //!
 //! A thin binary: it parses the configuration (flags and `TRACKHOUSE_*`
-//! environment variables), builds the components and hands them to `api`.
+//! environment variables), builds the components and hands them to `api`;
+//! `import` is an HTTP client of a running server's intake.
 
 mod admin;
 mod config;
 mod demo;
+mod import;
 mod serve;
 
 use std::process::ExitCode;
@@ -27,6 +29,7 @@ async fn main() -> ExitCode {
             report(demo::run(args).await)
         }
         Command::Admin(args) => admin::run(args).await,
+        Command::Import(args) => import::run(args).await,
     }
 }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use api::{AppState, Server};
+use ingest::Ingest;
 use platform::{Store, StoreConfig};
 use schemas::SystemClock;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +29,15 @@ pub(crate) async fn serve(
     store: Store,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> anyhow::Result<()> {
-    let state = AppState::new(store.clone(), args.api_config());
+    let ingest_config = args.ingest_config();
+    let (ingest, registry) = tokio::task::spawn_blocking(move || {
+        let mut registry = prometheus_client::registry::Registry::default();
+        Ingest::open(ingest_config, &mut registry).map(|ingest| (Arc::new(ingest), registry))
+    })
+    .await
+    .context("opening telemetry storage")?
+    .context("opening telemetry storage")?;
+    let state = AppState::new(store.clone(), ingest.clone(), args.api_config(), registry);
     let server = Server::bind(args.listen, state)
         .await
         .with_context(|| format!("binding {}", args.listen))?;
@@ -39,7 +48,13 @@ pub(crate) async fn serve(
     tokio::spawn(stop_on_signal(Signals::install()?, shutdown.clone()));
     tracing::info!(%addr, data_dir = %args.data_dir.display(), "serving");
     ready(addr);
-    server.run(shutdown).await.context("serving")?;
+    let served = server.run(shutdown).await.context("serving");
+    // Everything acknowledged is in the WAL already; flushing makes restart fast.
+    let flushed = tokio::task::spawn_blocking(move || ingest.shutdown()).await;
+    if !matches!(flushed, Ok(Ok(()))) {
+        tracing::warn!("final flush to Parquet failed; the WAL keeps the rows for the next start");
+    }
+    served?;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

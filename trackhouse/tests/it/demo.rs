@@ -1,5 +1,7 @@
-//! `trackhouse demo`: the commands it prints work when pasted into a shell as
-//! printed, and a second start on the same directory reuses its accounts.
+//! `trackhouse demo`: on a fresh directory it sends a day of telemetry through
+//! the intake (the blocked tracker's line refused with 208) and stores it; the
+//! commands it prints work when pasted into a shell as printed, and a second
+//! start on the same directory reuses its accounts and generates nothing.
 
 use std::path::Path;
 use std::process::Command;
@@ -12,7 +14,7 @@ use crate::support::{Proc, is_secret};
 /// The last line the demo prints before it only serves.
 const LAST_LINE: &str = "Stop with Ctrl-C.";
 
-/// Starts the demo on `dir`; returns it and the lines it printed.
+/// Starts the demo on `dir` with one day of telemetry; returns it and the lines it printed.
 fn start_demo(dir: &Path) -> (Proc, Vec<String>) {
     let dir = dir.to_str().expect("UTF-8 temp dir");
     let mut demo = Proc::start(&[
@@ -23,6 +25,8 @@ fn start_demo(dir: &Path) -> (Proc, Vec<String>) {
         "127.0.0.1:0",
         "--log-format",
         "json",
+        "--days",
+        "1",
     ]);
     let printed = demo.stdout_until(LAST_LINE);
     (demo, printed)
@@ -91,6 +95,14 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
             assert_eq!(answer["success"], false, "{context}");
             assert_eq!(answer["status"]["code"], 201, "{context}");
             named += 1;
+        } else if command.contains("/ingest/v1/messages") {
+            let answer: Value = serde_json::from_str(output).expect(&context);
+            assert_eq!(answer["success"], true, "{context}");
+            let stored = answer["accepted"].as_i64().unwrap_or(0)
+                + answer["duplicates"].as_i64().unwrap_or(0);
+            assert_eq!(stored, 1, "{context}");
+            assert_eq!(answer["rejected"], serde_json::json!([]), "{context}");
+            named += 1;
         } else if command.contains("/metrics") {
             let lines = output.lines().count();
             assert!((1..=10).contains(&lines), "{context}");
@@ -116,6 +128,32 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
         }
     }
     named
+}
+
+/// The number after `word ` in `text`, thousands separators allowed.
+fn count_after(text: &str, word: &str) -> Option<u64> {
+    let rest = text.split_once(&format!("{word} "))?.1;
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Bytes in the files under `dir`, recursively (0 if it does not exist).
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(meta) if meta.is_dir() => bytes_under(&entry.path()),
+            Ok(meta) => meta.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 fn read_accounts(dir: &Path) -> (String, Value) {
@@ -146,6 +184,22 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
         accounts["ingest_token"].as_str().unwrap_or_default()
     ));
 
+    // One line sums up the telemetry sent: accepted messages, and the blocked van's 208.
+    let summaries: Vec<&String> = printed
+        .iter()
+        .filter(|l| l.starts_with("Demo telemetry"))
+        .collect();
+    let [summary] = summaries.as_slice() else {
+        panic!("no single telemetry summary in:\n{}", printed.join("\n"));
+    };
+    let accepted = count_after(summary, "accepted").unwrap_or(0);
+    assert!(accepted > 1_000, "{summary}");
+    assert_eq!(count_after(summary, "rejected"), Some(1), "{summary}");
+    assert!(summary.contains("code 208"), "{summary}");
+    assert_eq!(count_after(summary, "duplicates"), Some(0), "{summary}");
+    let stored = bytes_under(&dir.join("wal")) + bytes_under(&dir.join("telemetry"));
+    assert!(stored > 0, "nothing in {}/wal or /telemetry", dir.display());
+
     let commands = printed_commands(&printed);
     assert!(
         commands.len() >= 10,
@@ -160,19 +214,26 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     let (outputs, hash, panel) = run_in_bash(&commands);
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
-    // HASH, PANEL, two key lists, sub-users, dealer info, key delete and metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 8);
+    // HASH, PANEL, two key lists, sub-users, dealer info, key delete, intake and metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 9);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
 
     // A second start finds demo.json: same accounts, same printed calls (but the address).
     let (_again, printed_again) = start_demo(dir);
+    assert!(
+        !printed_again
+            .iter()
+            .any(|l| l.starts_with("Demo telemetry")),
+        "telemetry generated again:\n{}",
+        printed_again.join("\n")
+    );
     let (text_again, _) = read_accounts(dir);
     assert_eq!(text_again, text, "demo.json changed on restart");
     let commands_again = printed_commands(&printed_again);
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 8);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 9);
 }

@@ -6,13 +6,17 @@
 //! - `serve`: `admin` changes take effect at once on a running server, which
 //!   stops cleanly on SIGTERM.
 //! - `demo`: every command the demo prints works when pasted into a shell,
-//!   and a second start reuses the accounts of the first.
+//!   its telemetry reaches the data directory, and a second start reuses the
+//!   accounts of the first.
+//! - `import`: NDJSON files reach a running server; rejected lines are named
+//!   by `file:line` and the exit status says whether everything was stored.
 
 // Test helpers outside `#[test]` functions may fail loudly too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod admin;
 mod demo;
+mod import;
 mod layering;
 mod serve;
 mod support;
