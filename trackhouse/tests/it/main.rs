@@ -16,6 +16,7 @@
 
 mod admin;
 mod demo;
+mod durability;
 mod import;
 mod layering;
 mod serve;
