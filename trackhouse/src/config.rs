@@ -74,6 +74,10 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_MAX_INGEST_BYTES", default_value_t = 64 * 1024 * 1024)]
     pub(crate) max_ingest_bytes: usize,
 
+    /// Longest message-time span of one raw data read, in days; longer reads get code 211.
+    #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_SPAN_DAYS", default_value_t = 31)]
+    pub(crate) raw_data_max_span_days: u32,
+
     /// Acknowledged messages are written from memory to Parquet at least this often (milliseconds).
     #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
     pub(crate) flush_interval_ms: u64,
@@ -116,6 +120,7 @@ impl ServerArgs {
             },
             trusted_proxy_hops: self.trusted_proxy_hops,
             max_ingest_bytes: self.max_ingest_bytes,
+            raw_data_max_span_days: self.raw_data_max_span_days,
             ..ApiConfig::default()
         }
     }
