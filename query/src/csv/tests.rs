@@ -1,14 +1,17 @@
 //! Each kind of cell, nulls, quoting, and the errors of a mismatched batch.
+//!
+//! Date/times are in `tests/time.rs`, states and JSON maps in `tests/json.rs`.
+
+mod json;
+mod time;
 
 use std::sync::Arc;
 
 use arrow::array::{
     ArrayRef, Float32Array, Float64Array, Int8Array, Int64Array, LargeStringArray, StringArray,
-    StringViewArray, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampSecondArray,
-    UInt8Array, UInt64Array,
+    StringViewArray, UInt8Array, UInt64Array,
 };
 use arrow::record_batch::RecordBatch;
-use chrono::DateTime;
 use chrono_tz::Tz;
 use schemas::{ErrorCode, GpsFixType, HasCode, MnType};
 
@@ -62,17 +65,12 @@ fn cells(cell: Cell, array: ArrayRef) -> Vec<String> {
     lines
 }
 
-fn ms(rfc3339: &str) -> i64 {
-    DateTime::parse_from_rfc3339(rfc3339)
-        .unwrap()
-        .timestamp_millis()
-}
-
-fn times(values: &[&str]) -> ArrayRef {
-    Arc::new(
-        TimestampMillisecondArray::from(values.iter().map(|v| ms(v)).collect::<Vec<_>>())
-            .with_timezone("UTC"),
-    )
+fn entry(key: &str, column: usize, value: MapValue) -> MapEntry {
+    MapEntry {
+        key: key.into(),
+        column,
+        value,
+    }
 }
 
 fn iso(zone: Tz) -> Cell {
@@ -106,142 +104,6 @@ fn rows_are_comma_separated_and_end_with_lf() {
         column("u", 7, Cell::Null),
     ];
     assert_eq!(rows(columns, &batch), "1,\"a\",\\N\n\\N,\"b\",\\N\n");
-}
-
-#[test]
-fn times_are_iso_with_offset_in_the_zone() {
-    let zone: Tz = "Asia/Omsk".parse().unwrap();
-    assert_eq!(
-        cells(
-            iso(zone),
-            times(&["2024-10-10T07:13:14.999Z", "1969-12-31T23:59:59.5Z"])
-        ),
-        [
-            "\"2024-10-10T13:13:14+0600\"",
-            "\"1970-01-01T05:59:59+0600\""
-        ]
-    );
-}
-
-#[test]
-fn times_at_a_zero_offset_end_with_z() {
-    let instants = times(&["2024-01-15T10:00:00Z", "2024-07-15T10:00:00Z"]);
-    assert_eq!(
-        cells(iso(Tz::UTC), instants.clone()),
-        ["\"2024-01-15T10:00:00Z\"", "\"2024-07-15T10:00:00Z\""]
-    );
-    assert_eq!(
-        cells(iso(Tz::Europe__London), instants),
-        ["\"2024-01-15T10:00:00Z\"", "\"2024-07-15T11:00:00+0100\""]
-    );
-}
-
-#[test]
-fn times_follow_daylight_saving_changes() {
-    let instants = times(&[
-        "2024-03-31T00:59:59Z",
-        "2024-03-31T01:00:00Z",
-        "2024-03-31T01:59:59Z",
-        "2024-10-27T00:59:59Z",
-        "2024-10-27T01:00:00Z",
-    ]);
-    assert_eq!(
-        cells(iso(Tz::Europe__Berlin), instants.clone()),
-        [
-            "\"2024-03-31T01:59:59+0100\"",
-            "\"2024-03-31T03:00:00+0200\"",
-            "\"2024-03-31T03:59:59+0200\"",
-            "\"2024-10-27T02:59:59+0200\"",
-            "\"2024-10-27T02:00:00+0100\"",
-        ]
-    );
-    assert_eq!(
-        cells(iso(Tz::America__New_York), instants),
-        [
-            "\"2024-03-30T20:59:59-0400\"",
-            "\"2024-03-30T21:00:00-0400\"",
-            "\"2024-03-30T21:59:59-0400\"",
-            "\"2024-10-26T20:59:59-0400\"",
-            "\"2024-10-26T21:00:00-0400\"",
-        ]
-    );
-}
-
-#[test]
-fn times_in_zones_off_the_hour() {
-    // Lord Howe moves by 30 minutes: +1030 in winter, +1100 in summer.
-    assert_eq!(
-        cells(
-            iso(Tz::Australia__Lord_Howe),
-            times(&["2024-06-01T00:00:00Z", "2024-12-01T00:00:00Z"])
-        ),
-        [
-            "\"2024-06-01T10:30:00+1030\"",
-            "\"2024-12-01T11:00:00+1100\""
-        ]
-    );
-    assert_eq!(
-        cells(iso(Tz::Asia__Kathmandu), times(&["2024-10-10T07:28:14Z"])),
-        ["\"2024-10-10T13:13:14+0545\""]
-    );
-    // A transition at an odd second (local mean time +05:41:16 to +05:30),
-    // inside one cache bucket.
-    assert_eq!(
-        cells(
-            iso(Tz::Asia__Kathmandu),
-            times(&["1919-12-31T18:18:43Z", "1919-12-31T18:18:44Z"])
-        ),
-        [
-            "\"1919-12-31T23:59:59+0541\"",
-            "\"1919-12-31T23:48:44+0530\""
-        ]
-    );
-    assert_eq!(
-        cells(iso(Tz::America__New_York), times(&["1960-01-01T00:00:00Z"])),
-        ["\"1959-12-31T19:00:00-0500\""]
-    );
-}
-
-#[test]
-fn times_without_iso_are_plain_local_times() {
-    let zone: Tz = "Asia/Omsk".parse().unwrap();
-    assert_eq!(
-        cells(
-            Cell::Time { zone, iso: false },
-            times(&["2024-10-10T07:13:14Z"])
-        ),
-        ["\"2024-10-10 13:13:14\""]
-    );
-}
-
-#[test]
-fn times_accept_every_unit_and_nulls() {
-    let utc = iso(Tz::UTC);
-    assert_eq!(
-        cells(
-            utc.clone(),
-            Arc::new(TimestampSecondArray::from(vec![Some(0), None]).with_timezone("UTC"))
-        ),
-        ["\"1970-01-01T00:00:00Z\"", "\\N"]
-    );
-    assert_eq!(
-        cells(
-            utc.clone(),
-            Arc::new(TimestampMicrosecondArray::from(vec![
-                -1,
-                1_728_544_394_000_001
-            ]))
-        ),
-        ["\"1969-12-31T23:59:59Z\"", "\"2024-10-10T07:13:14Z\""]
-    );
-    // Beyond chrono's range: no date to write.
-    assert_eq!(
-        cells(
-            utc,
-            Arc::new(TimestampMillisecondArray::from(vec![i64::MIN, i64::MAX]))
-        ),
-        ["\\N", "\\N"]
-    );
 }
 
 fn numbers(values: Vec<Option<f64>>) -> Vec<String> {
@@ -439,72 +301,6 @@ fn enum_tables_match_the_schemas_spellings() {
     }
 }
 
-fn states(values: Vec<Option<&str>>) -> Vec<String> {
-    cells(Cell::StateValue, Arc::new(StringArray::from(values)))
-}
-
-#[test]
-fn states_of_every_json_type() {
-    assert_eq!(
-        states(vec![
-            Some("\"eco\""),
-            Some("12.5"),
-            Some("-3"),
-            Some("1.5e-7"),
-            Some("true"),
-            Some("false"),
-            Some("null"),
-            None,
-            Some("\"\""),
-        ]),
-        [
-            "\"eco\"", "12.5", "-3", "1.5e-7", "true", "false", "\\N", "\\N", "\"\""
-        ]
-    );
-}
-
-#[test]
-fn state_strings_decode_json_escapes() {
-    assert_eq!(
-        states(vec![
-            Some(r#""say \"hi\"\n""#),
-            Some(r#""tab\there \\ \/ \u00e9 \ud83d\ude00 \b\f\r""#),
-            Some("\"a,b\""),
-        ]),
-        [
-            "\"say \"\"hi\"\"\n\"",
-            "\"tab\there \\ / \u{e9} \u{1f600} \u{8}\u{c}\r\"",
-            "\"a,b\"",
-        ]
-    );
-}
-
-#[test]
-fn states_that_are_not_json_are_kept_as_text() {
-    assert_eq!(
-        states(vec![
-            Some("eco"),
-            Some("\"unterminated"),
-            Some(r#""bad \x escape""#),
-            Some(r#""lone \ud83d surrogate""#),
-            Some("\"two\" \"strings\""),
-            Some("01"),
-            Some("1."),
-            Some(""),
-        ]),
-        [
-            "\"eco\"",
-            "\"\"\"unterminated\"",
-            "\"\"\"bad \\x escape\"\"\"",
-            "\"\"\"lone \\ud83d surrogate\"\"\"",
-            "\"\"\"two\"\" \"\"strings\"\"\"",
-            "\"01\"",
-            "\"1.\"",
-            "\"\"",
-        ]
-    );
-}
-
 #[test]
 fn flag_bits_are_zero_or_one() {
     let flags: ArrayRef = Arc::new(Int64Array::from(vec![Some(0b101), Some(0), None, Some(-1)]));
@@ -520,75 +316,6 @@ fn flag_bits_are_zero_or_one() {
     assert_eq!(
         rows(columns, &batch),
         "1,0,1,0,0,5\n0,0,0,0,0,0\n\\N,\\N,\\N,\\N,\\N,\\N\n1,1,1,1,0,-1\n"
-    );
-}
-
-fn entry(key: &str, column: usize, value: MapValue) -> MapEntry {
-    MapEntry {
-        key: key.into(),
-        column,
-        value,
-    }
-}
-
-#[test]
-fn json_maps_keep_the_given_key_order_and_skip_nulls() {
-    let batch = batch(vec![
-        Arc::new(Float64Array::from(vec![Some(512.0), None, Some(f64::NAN)])),
-        Arc::new(Float64Array::from(vec![Some(3.5), None, Some(-0.25)])),
-        Arc::new(StringArray::from(vec![Some("\"eco\""), None, Some("null")])),
-        Arc::new(StringArray::from(vec![
-            Some(r#""say \"hi\"\n""#),
-            None,
-            Some("true"),
-        ])),
-        Arc::new(UInt8Array::from(vec![Some(1), None, Some(0)])),
-    ]);
-    let map = Cell::JsonMap(vec![
-        entry("lls_level_1", 0, MapValue::Number),
-        entry("fuel", 1, MapValue::Number),
-        entry("mode", 2, MapValue::StateJson),
-        entry("a\"b", 3, MapValue::StateJson),
-        entry("1", 4, MapValue::Number),
-    ]);
-    assert_eq!(
-        rows(vec![column("inputs", 99, map)], &batch),
-        concat!(
-            r#""{""lls_level_1"":512,""fuel"":3.5,""mode"":""eco"",""a\""b"":""say \""hi\""\n"",""1"":1}""#,
-            "\n",
-            "\"{}\"\n",
-            r#""{""fuel"":-0.25,""a\""b"":true,""1"":0}""#,
-            "\n",
-        )
-    );
-}
-
-#[test]
-fn json_maps_without_entries_are_empty_objects() {
-    let batch = batch(vec![Arc::new(Int64Array::from(vec![1, 2]))]);
-    assert_eq!(
-        rows(vec![column("states", 0, Cell::JsonMap(Vec::new()))], &batch),
-        "\"{}\"\n\"{}\"\n"
-    );
-}
-
-#[test]
-fn json_map_states_that_are_not_json_become_strings() {
-    let batch = batch(vec![Arc::new(StringArray::from(vec![
-        "eco \"x\"\t",
-        "\"bad \\q\"",
-        "\"\\u00E9\\/\"",
-    ]))]);
-    let map = Cell::JsonMap(vec![entry("s", 0, MapValue::StateJson)]);
-    assert_eq!(
-        rows(vec![column("states", 0, map)], &batch),
-        concat!(
-            r#""{""s"":""eco \""x\""\t""}""#,
-            "\n",
-            r#""{""s"":""\""bad \\q\""""}""#,
-            "\n",
-            "\"{\"\"s\"\":\"\"\u{e9}/\"\"}\"\n",
-        )
     );
 }
 
