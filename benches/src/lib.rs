@@ -1,6 +1,16 @@
-//! Benchmarks and load generators.
+//! Benchmarks, measurements and load generators.
+//!
+//! - [`fleet`]: a deterministic simulated fleet of vehicles reporting
+//!   realistic telemetry at 1 Hz; the source of data for every measurement
+//!   and load generator here.
+//! - [`layout`]: how many bytes of the stored Parquet files a read of a few
+//!   inner columns touches compared with a read of every column (the `layout`
+//!   binary prints it; a test keeps it under the bound).
 //!
 //! Criterion benches of the kernels (batching, CSV encoding, resampling) and
 //! load-generator binaries for the end-to-end paths live here, each compared
 //! side by side with a named peer in the same run; results and the commands
 //! to reproduce them are recorded in `BENCHMARKS.md`.
+
+pub mod fleet;
+pub mod layout;
