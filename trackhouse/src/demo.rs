@@ -350,6 +350,10 @@ curl -s {base}/ingest/v1/messages -H 'Authorization: Bearer {ingest_token}' -H '
 # Whole files (plain or .gz), in large compressed batches:
 #   cargo run --release -- import FILE.ndjson --url {base} --token {ingest_token}
 
+# Export the last day of the first tracker as CSV (raw data interface, API key), then what it reports:
+curl -s {base}/dwh/v1/tracker/raw_data/read -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"tracker_id":{tracker},"from":"{day_ago}","to":"{until}","columns":["lat","lng","speed","inputs.*","states.ignition"]}}' | sed -n 1,5p
+curl -s {base}/dwh/v1/tracker/raw_data/get_inputs -H 'Authorization: NVX {api_key}' -d 'tracker_id={tracker}'
+
 # Tracker ids: {trackers} (first: {tracker}); health and metrics:
 curl -s {base}/healthz
 curl -s {base}/metrics | sed -n 1,10p
@@ -357,6 +361,8 @@ curl -s {base}/metrics | sed -n 1,10p
 Stop with Ctrl-C.
 "#,
         zone = user.time_zone,
+        day_ago = (now - chrono::TimeDelta::days(1)).format("%Y-%m-%dT%H:%M:%SZ"),
+        until = (now + chrono::TimeDelta::minutes(1)).format("%Y-%m-%dT%H:%M:%SZ"),
         login = user.login,
         password = user.password,
         api_key = accounts.api_key,

@@ -103,6 +103,17 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
             assert_eq!(stored, 1, "{context}");
             assert_eq!(answer["rejected"], serde_json::json!([]), "{context}");
             named += 1;
+        } else if command.contains("/raw_data/read") {
+            // CSV: the header, then the first rows of the generated day.
+            let lines: Vec<&str> = output.lines().collect();
+            assert_eq!(lines.len(), 5, "{context}");
+            assert!(
+                lines[0].starts_with("\"msg_time\",\"lat\",\"lng\",\"speed\",\"inputs."),
+                "{context}"
+            );
+            assert!(lines[0].ends_with(",\"states.ignition\""), "{context}");
+            assert!(lines[1].starts_with("\"20"), "{context}");
+            named += 1;
         } else if command.contains("/metrics") {
             let lines = output.lines().count();
             assert!((1..=10).contains(&lines), "{context}");
@@ -123,6 +134,10 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
                 named += 1;
             } else if command.contains("/v2/panel/dealer/get_info") {
                 assert_eq!(answer["id"], accounts["dealer"]["dealer_id"], "{context}");
+                named += 1;
+            } else if command.contains("/raw_data/get_inputs") {
+                let inputs = answer["inputs"].to_string();
+                assert!(inputs.contains("lls_level_1"), "{context}");
                 named += 1;
             }
         }
@@ -214,8 +229,9 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     let (outputs, hash, panel) = run_in_bash(&commands);
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
-    // HASH, PANEL, two key lists, sub-users, dealer info, key delete, intake and metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 9);
+    // HASH, PANEL, two key lists, sub-users, dealer info, key delete, intake,
+    // raw data read and get_inputs, metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 11);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -235,5 +251,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 9);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 11);
 }
