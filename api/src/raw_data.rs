@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use axum::body::Body;
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use platform::UserAuth;
 use query::columns::{plan_columns, present_inner_columns};
-use query::export::{TimeFormat, csv_encoder, csv_stream};
+use query::export::{Format, TimeFormat, export_stream};
 use query::scan::{ScanRequest, scan};
 use query::time_range::{SelectionParams, TimeContext, TimeError, parse_selection};
 use schemas::columns::InnerKind;
@@ -20,7 +20,7 @@ use crate::{ApiError, ApiResult, AppState, Reply};
 
 pub(crate) fn routes() -> Vec<Route> {
     vec![
-        Route::new("/dwh/v1/tracker/raw_data/read", User::any(), read),
+        Route::with_headers("/dwh/v1/tracker/raw_data/read", User::any(), read),
         Route::new(
             "/dwh/v1/tracker/raw_data/get_inputs",
             User::any(),
@@ -74,7 +74,37 @@ impl From<query::Error> for ApiError {
     }
 }
 
-async fn read(state: AppState, caller: UserAuth, p: ReadParams) -> ApiResult<Response> {
+/// `format: "parquet"` (clarification 17) or `"ndjson"`; otherwise `Accept:
+/// application/x-ndjson` asks for NDJSON; CSV is the default.
+fn output_format(format: Option<&str>, headers: &HeaderMap) -> ApiResult<Format> {
+    match format.map(str::trim) {
+        Some("parquet") => Ok(Format::Parquet),
+        Some("ndjson") => Ok(Format::NdJson),
+        Some("csv") => Ok(Format::Csv),
+        Some(other) => Err(ApiError::invalid(
+            "format",
+            format!("{other:?} is not one of csv, parquet, ndjson"),
+        )),
+        None => {
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            Ok(if accept.contains("application/x-ndjson") {
+                Format::NdJson
+            } else {
+                Format::Csv
+            })
+        }
+    }
+}
+
+async fn read(
+    state: AppState,
+    caller: UserAuth,
+    p: ReadParams,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
     let tracker = state
         .store()
         .tracker_for(&caller, TrackerId(p.tracker_id))
@@ -85,12 +115,7 @@ async fn read(state: AppState, caller: UserAuth, p: ReadParams) -> ApiResult<Res
             "is required and must name at least one column",
         ));
     }
-    if let Some(format) = p.format.as_deref().filter(|f| *f != "csv") {
-        return Err(ApiError::invalid(
-            "format",
-            format!("{format:?} is not supported; use csv"),
-        ));
-    }
+    let output = output_format(p.format.as_deref(), &headers)?;
     let account_zone =
         platform::check_time_zone("time_zone", &caller.time_zone).unwrap_or(chrono_tz::UTC);
     let output_zone = match &p.time_zone {
@@ -124,13 +149,7 @@ async fn read(state: AppState, caller: UserAuth, p: ReadParams) -> ApiResult<Res
     let snapshot = state.inner.ingest.snapshot();
     let present = present_inner_columns(&snapshot, tracker.id.0, message, server);
     let plan = plan_columns(&p.columns, &present)?;
-    let encoder = csv_encoder(
-        &plan,
-        TimeFormat {
-            zone: output_zone,
-            iso,
-        },
-    )?;
+
     let request = ScanRequest {
         tracker: tracker.id.0,
         message: (message.0, message.1.max(message.0)),
@@ -139,8 +158,20 @@ async fn read(state: AppState, caller: UserAuth, p: ReadParams) -> ApiResult<Res
         batch_size: 8192,
     };
     let batches = scan(snapshot, request, state.inner.query_context.clone())?;
-    let body = Body::from_stream(csv_stream(encoder, batches));
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
+    let chunks = export_stream(
+        plan,
+        TimeFormat {
+            zone: output_zone,
+            iso,
+        },
+        output,
+        batches,
+    )?;
+    Ok((
+        [(header::CONTENT_TYPE, output.content_type())],
+        Body::from_stream(chunks),
+    )
+        .into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -18,7 +18,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::MethodRouter;
 use schemas::ErrorCode;
@@ -98,6 +98,21 @@ impl Route {
         Fut: Future<Output = ApiResult<R>> + Send + 'static,
         R: IntoResponse,
     {
+        Self::with_headers(path, access, move |state, caller, params, _: HeaderMap| {
+            handler(state, caller, params)
+        })
+    }
+
+    /// Like [`Route::new`], for a handler that also reads the request's headers
+    /// (content negotiation through `Accept`).
+    pub(crate) fn with_headers<A, P, F, Fut, R>(path: &'static str, access: A, handler: F) -> Self
+    where
+        A: Access,
+        P: Params,
+        F: Fn(AppState, A::Caller, P, HeaderMap) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = ApiResult<R>> + Send + 'static,
+        R: IntoResponse,
+    {
         let endpoint = move |State(state): State<AppState>, request: Request| {
             let access = access.clone();
             let handler = handler.clone();
@@ -128,7 +143,7 @@ async fn dispatch<A, P, F, Fut, R>(
 where
     A: Access,
     P: Params,
-    F: Fn(AppState, A::Caller, P) -> Fut,
+    F: Fn(AppState, A::Caller, P, HeaderMap) -> Fut,
     Fut: Future<Output = ApiResult<R>>,
     R: IntoResponse,
 {
@@ -154,7 +169,13 @@ where
         access
             .check_params(&state, &admitted.caller, &params)
             .await?;
-        let answer = handler(state.clone(), admitted.caller, params).await?;
+        let answer = handler(
+            state.clone(),
+            admitted.caller,
+            params,
+            parts.headers.clone(),
+        )
+        .await?;
         Ok::<_, ApiError>((answer, admitted.deprecated))
     }
     .await;

@@ -225,3 +225,123 @@ async fn get_inputs_lists_the_trackers_own_names_from_the_catalog() {
         "the same from the catalog: no other tracker's names"
     );
 }
+
+async fn export(srv: &TestServer, params: Value, accept: &str) -> (u16, String, Vec<u8>) {
+    let response = srv
+        .client()
+        .post(srv.url("/dwh/v1/tracker/raw_data/read"))
+        .header("accept", accept)
+        .json(&params)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (
+        status,
+        content_type,
+        response.bytes().await.unwrap().to_vec(),
+    )
+}
+
+#[tokio::test]
+async fn parquet_and_ndjson_carry_the_same_rows_and_columns_as_csv() {
+    use arrow::array::{AsArray, RecordBatch};
+    use arrow::datatypes::{DataType, Float64Type, TimestampMillisecondType, UInt8Type};
+
+    let srv = TestServer::start().await;
+    let acc = srv.account("formats@example.com").await;
+    ingest(&srv, false, &fixture(&acc)).await;
+    srv.ingest.flush().unwrap();
+    let mut params = json!({"hash": acc.key, "tracker_id": acc.trackers[0].0, "interval": "2024-06-01T00:00:00Z/P1D",
+        "columns": ["lat", "gps_fix_type", "mn_name", "flags.soft_lbs", "inputs.*", "states", "inputs.nope"]});
+    let (_, csv_text) = csv(&srv, params.clone()).await;
+    let csv_header: Vec<String> = csv_text
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|h| h.trim_matches('"').to_owned())
+        .collect();
+
+    params["format"] = json!("parquet");
+    let (status, content_type, bytes) = export(&srv, params.clone(), "*/*").await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "application/vnd.apache.parquet")
+    );
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        bytes::Bytes::from(bytes),
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    let batch = arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+    let names: Vec<String> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, csv_header, "the same columns, in the same order");
+    assert_eq!(
+        batch.num_rows(),
+        csv_text.lines().count() - 1,
+        "the same rows"
+    );
+    let times = batch.column(0).as_primitive::<TimestampMillisecondType>();
+    assert_eq!(times.value(0), 1_717_221_600_000);
+    assert_eq!(
+        batch.schema().field(0).data_type(),
+        &DataType::Timestamp(
+            arrow::datatypes::TimeUnit::Millisecond,
+            Some("Asia/Tokyo".into())
+        )
+    );
+    assert_eq!(
+        batch.column(1).as_primitive::<Float64Type>().value(1),
+        43.2501
+    );
+    // Enums are their 0-based numbers (clarification 17): HAS_FIX = 2.
+    assert_eq!(batch.column(2).as_primitive::<UInt8Type>().value(0), 2);
+    assert_eq!(batch.column(3).as_string::<i32>().value(0), "Kcell \"LTE\"");
+    assert_eq!(batch.column(4).as_primitive::<UInt8Type>().value(0), 1);
+    assert_eq!(
+        batch.column(7).as_string::<i32>().value(0),
+        r#"{"ignition":false,"mode":"eco"}"#
+    );
+    assert!(
+        arrow::array::Array::is_null(batch.column(8).as_ref(), 0),
+        "unknown inner: null"
+    );
+
+    params["format"] = serde_json::Value::Null;
+    let (status, content_type, bytes) = export(&srv, params, "application/x-ndjson").await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "application/x-ndjson")
+    );
+    let lines: Vec<Value> = String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        lines[0].to_string(),
+        json!({"msg_time": "2024-06-01T15:00:00+0900", "lat": 43.25, "gps_fix_type": "HAS_FIX", "mn_name": "Kcell \"LTE\"",
+               "flags.soft_lbs": 1, "inputs.board_voltage": 13.8, "inputs.lls_level_1": 512,
+               "states": {"ignition": false, "mode": "eco"}, "inputs.nope": null})
+        .to_string()
+    );
+    let keys: Vec<&String> = lines[1].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        csv_header.iter().collect::<Vec<_>>(),
+        "keys in column order"
+    );
+}
