@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use platform::UserAuth;
-use query::columns::{plan_columns, present_inner_columns};
+use query::columns::{catalog_candidates, plan_columns, present_inner_columns};
 use query::export::{Format, TimeFormat, export_stream};
 use query::scan::{ScanRequest, scan};
 use query::time_range::{SelectionParams, TimeContext, TimeError, parse_selection};
@@ -147,7 +147,14 @@ async fn read(
     );
     let server = selection.server.map(|r| (r.from_ms, r.to_ms));
     let snapshot = state.inner.ingest.snapshot();
-    let present = present_inner_columns(&snapshot, tracker.id.0, message, server);
+    let present = present_inner_columns(
+        &snapshot,
+        tracker.id.0,
+        message,
+        server,
+        state.inner.query_context.clone(),
+    )
+    .await?;
     let plan = plan_columns(&p.columns, &present)?;
 
     let request = ScanRequest {
@@ -194,7 +201,7 @@ async fn get_inputs(state: AppState, caller: UserAuth, p: InputsParams) -> ApiRe
         .cutoff(state.store().clock().now())
         .timestamp_millis();
     let snapshot = state.inner.ingest.snapshot();
-    let present = present_inner_columns(&snapshot, tracker.id.0, (cutoff, i64::MAX), None);
+    let present = catalog_candidates(&snapshot, tracker.id.0, (cutoff, i64::MAX), None).0;
     let mut discrete = BTreeMap::from([
         (InnerKind::DiscreteInputs, 0u32),
         (InnerKind::DiscreteOutputs, 0u32),

@@ -8,11 +8,16 @@
 //! the inner columns present in the range, sorted alphabetically.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Int64Type, TimestampMillisecondType};
+use datafusion::execution::TaskContext;
+use futures::StreamExt;
 use schemas::columns::{self, InnerKind, SimpleType};
 use schemas::{FLAG_BITS, TelemetrySnapshot};
+
+use crate::scan::{ScanRequest, scan};
 
 use crate::{Error, Result};
 
@@ -71,26 +76,81 @@ impl ColumnPlan {
     }
 }
 
-/// The inner columns a tracker has values for within the ranges: from the
-/// catalog's per-tracker spans (no data scan) and the memtable.
-pub fn present_inner_columns(
+/// The inner columns a tracker has values for within the ranges, exactly.
+///
+/// The catalog's per-tracker spans answer without reading data when every
+/// span the ranges touch lies wholly inside them (the common case: whole
+/// days, no server-time filter). Otherwise the candidates from the catalog
+/// are checked by reading only those columns for the tracker's rows in range.
+pub async fn present_inner_columns(
+    snapshot: &Arc<TelemetrySnapshot>,
+    tracker: i64,
+    message: (i64, i64),
+    server: Option<(i64, i64)>,
+    ctx: Arc<TaskContext>,
+) -> Result<BTreeSet<String>> {
+    let (candidates, exact) = catalog_candidates(snapshot, tracker, message, server);
+    if exact || candidates.is_empty() {
+        return Ok(candidates);
+    }
+    let request = ScanRequest {
+        tracker,
+        message,
+        server,
+        columns: candidates.iter().cloned().collect(),
+        batch_size: 8192,
+    };
+    let mut batches = scan(snapshot.clone(), request, ctx)?;
+    let mut present = BTreeSet::new();
+    while let Some(batch) = batches.next().await {
+        let batch = batch.map_err(Error::Plan)?;
+        for (field, array) in batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .zip(batch.columns())
+            .skip(3)
+        {
+            if array.null_count() < array.len() {
+                present.insert(field.name().clone());
+            }
+        }
+        if present.len() == candidates.len() {
+            break;
+        }
+    }
+    Ok(present)
+}
+
+/// The inner columns the catalog and memtable show for the tracker in the
+/// ranges, and whether that answer is exact (every file span touched lies
+/// wholly inside the ranges; memtable rows are checked one by one). Reads no
+/// data file: what `get_inputs` answers with.
+pub fn catalog_candidates(
     snapshot: &TelemetrySnapshot,
     tracker: i64,
     message: (i64, i64),
     server: Option<(i64, i64)>,
-) -> BTreeSet<String> {
-    let server = server.unwrap_or((i64::MIN, i64::MAX));
+) -> (BTreeSet<String>, bool) {
+    let server_range = server.unwrap_or((i64::MIN, i64::MAX));
     let mut present = BTreeSet::new();
+    let mut exact = true;
     for file in snapshot.files.iter() {
         let Some(span) = file.span(tracker) else {
             continue;
         };
         if span.message_time_min_ms < message.1
             && message.0 <= span.message_time_max_ms
-            && file.server_time_min_ms < server.1
-            && server.0 <= file.server_time_max_ms
+            && file.server_time_min_ms < server_range.1
+            && server_range.0 <= file.server_time_max_ms
         {
             present.extend(span.inner_names(file).map(str::to_owned));
+            let inside_message =
+                message.0 <= span.message_time_min_ms && span.message_time_max_ms < message.1;
+            let inside_server = server.is_none()
+                || (server_range.0 <= file.server_time_min_ms
+                    && file.server_time_max_ms < server_range.1);
+            exact &= inside_message && inside_server;
         }
     }
     for batch in &snapshot.unflushed {
@@ -113,8 +173,8 @@ pub fn present_inner_columns(
                 trackers.value(i) == tracker
                     && message.0 <= m
                     && m < message.1
-                    && server.0 <= s
-                    && s < server.1
+                    && server_range.0 <= s
+                    && s < server_range.1
             })
             .collect();
         if rows.is_empty() {
@@ -126,7 +186,7 @@ pub fn present_inner_columns(
             }
         }
     }
-    present
+    (present, exact)
 }
 
 /// Resolves the requested columns; an unknown column is code 7 naming it.

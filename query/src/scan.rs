@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, BooleanArray, RecordBatch};
-use datafusion::arrow::compute::{filter_record_batch, sort_to_indices, take_record_batch};
+use datafusion::arrow::compute::{
+    concat_batches, filter_record_batch, sort_to_indices, take_record_batch,
+};
 use datafusion::arrow::datatypes::{Field, Int64Type, Schema, SchemaRef, TimestampMillisecondType};
 use datafusion::common::{Column, DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
@@ -210,8 +212,13 @@ fn day_plan(
         inputs.push(DataSourceExec::from_data_source(config));
     }
     if !memory.is_empty() {
+        // Each memtable batch's rows are sorted, but a day's rows may come from
+        // several batches (several writes): sort the day's rows as a whole.
+        let all = concat_batches(schema, &memory).map_err(Error::Arrow)?;
+        let order = sort_to_indices(all.column(1), None, None).map_err(Error::Arrow)?;
+        let sorted = take_record_batch(&all, &order).map_err(Error::Arrow)?;
         inputs.push(
-            MemorySourceConfig::try_new_exec(&[memory], schema.clone(), None)
+            MemorySourceConfig::try_new_exec(&[vec![sorted]], schema.clone(), None)
                 .map_err(Error::Plan)?,
         );
     }

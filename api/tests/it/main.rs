@@ -11,6 +11,7 @@ mod intake;
 mod panel;
 mod rate_limits;
 mod raw_data;
+mod raw_data_snapshots;
 mod server;
 mod user_auth;
 

@@ -345,3 +345,76 @@ async fn parquet_and_ndjson_carry_the_same_rows_and_columns_as_csv() {
         "keys in column order"
     );
 }
+
+#[tokio::test]
+async fn rows_of_several_writes_come_out_in_message_time_order_before_and_after_a_flush() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("order@example.com").await;
+    let t = acc.trackers[0].0;
+    ingest(
+        &srv,
+        false,
+        &[json!({"tracker_id": t, "msg_time": "2024-06-01T06:00:00Z", "lat": 1})],
+    )
+    .await;
+    ingest(
+        &srv,
+        false,
+        &[json!({"tracker_id": t, "msg_time": "2024-06-01T05:00:00Z", "lat": 2})],
+    )
+    .await;
+    ingest(
+        &srv,
+        false,
+        &[json!({"tracker_id": t, "msg_time": "2024-06-01T05:30:00Z", "lat": 3})],
+    )
+    .await;
+    let params = json!({"hash": acc.key, "tracker_id": t, "interval": "2024-06-01T00:00:00Z/P1D", "columns": ["lat"], "time_zone": "UTC"});
+    let expected = "\"msg_time\",\"lat\"\n\"2024-06-01T05:00:00Z\",2\n\"2024-06-01T05:30:00Z\",3\n\"2024-06-01T06:00:00Z\",1\n";
+    assert_eq!(csv(&srv, params.clone()).await.1, expected, "memtable");
+    srv.ingest.flush().unwrap();
+    ingest(
+        &srv,
+        false,
+        &[json!({"tracker_id": t, "msg_time": "2024-06-01T05:15:00Z", "lat": 4})],
+    )
+    .await;
+    let merged = "\"msg_time\",\"lat\"\n\"2024-06-01T05:00:00Z\",2\n\"2024-06-01T05:15:00Z\",4\n\"2024-06-01T05:30:00Z\",3\n\"2024-06-01T06:00:00Z\",1\n";
+    assert_eq!(
+        csv(&srv, params).await.1,
+        merged,
+        "a file and the memtable, merged"
+    );
+}
+
+#[tokio::test]
+async fn star_expansion_sees_only_rows_inside_both_ranges_also_in_files() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("exact@example.com").await;
+    let t = acc.trackers[0].0;
+    ingest(&srv, true, &[
+        json!({"tracker_id": t, "msg_time": "2024-05-31T10:00:00Z", "server_time": "2024-05-31T10:00:01Z", "inputs": {"on_time": 1}}),
+        json!({"tracker_id": t, "msg_time": "2024-05-31T11:00:00Z", "server_time": "2024-06-01T07:30:00Z", "inputs": {"late": 2}}),
+        json!({"tracker_id": t, "msg_time": "2024-05-31T12:00:00Z", "server_time": "2024-05-31T12:00:02Z", "inputs": {"noon": 3}}),
+    ])
+    .await;
+    let by_server = json!({"hash": acc.key, "tracker_id": t, "interval": "2024-05-31T00:00:00Z/P1D", "time_zone": "UTC",
+        "columns": ["inputs.*"], "server_time_filter": "2024-06-01T00:00:00Z/2024-06-02T00:00:00Z"});
+    let by_message = json!({"hash": acc.key, "tracker_id": t, "from": "2024-05-31T11:30:00Z", "to": "2024-05-31T13:00:00Z",
+        "time_zone": "UTC", "columns": ["inputs.*"]});
+    for flushed in [false, true] {
+        if flushed {
+            srv.ingest.flush().unwrap();
+        }
+        assert_eq!(
+            csv(&srv, by_server.clone()).await.1,
+            "\"msg_time\",\"inputs.late\"\n\"2024-05-31T11:00:00Z\",2\n",
+            "flushed: {flushed}"
+        );
+        assert_eq!(
+            csv(&srv, by_message.clone()).await.1,
+            "\"msg_time\",\"inputs.noon\"\n\"2024-05-31T12:00:00Z\",3\n",
+            "flushed: {flushed}"
+        );
+    }
+}
