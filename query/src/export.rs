@@ -253,14 +253,53 @@ impl std::io::Write for SharedBuffer {
 
 /// Runs an encoder over a scan in its own task, at most two chunks ahead of
 /// the consumer; dropping the stream aborts the task, and with it the scan.
+static IN_FLIGHT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static CANCELLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Exports being encoded now.
+pub fn exports_in_flight() -> u64 {
+    IN_FLIGHT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Exports stopped before their end because the client went away.
+pub fn exports_cancelled() -> u64 {
+    CANCELLED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Counts an export in flight; dropped unfinished (the task aborted or the
+/// client gone), it counts a cancellation.
+struct Flight {
+    finished: bool,
+}
+
+impl Flight {
+    fn start() -> Self {
+        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self { finished: false }
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        if !self.finished {
+            CANCELLED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::debug!("export cancelled: the client went away");
+        }
+    }
+}
+
 fn spawn_chunks(
     mut encoder: Box<dyn Encode>,
     mut batches: SendableRecordBatchStream,
 ) -> impl Stream<Item = Result<Bytes>> + Send {
     let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Bytes>>(2);
     let task = tokio::spawn(async move {
+        let mut flight = Flight::start();
         let mut out = Vec::with_capacity(CHUNK_BYTES + 64 * 1024);
         let started = encoder.start(&mut out);
+        // An encoding error ends the export as surely as its last row.
+        flight.finished = started.is_err();
         if let Err(e) = started {
             let _ = sender.send(Err(e)).await;
             return;
@@ -278,6 +317,7 @@ fn spawn_chunks(
                 .map_err(Error::Plan)
                 .and_then(|b| encoder.batch(&b, &mut out));
             if let Err(e) = written {
+                flight.finished = true;
                 let _ = sender.send(Err(e)).await;
                 return;
             }
@@ -289,6 +329,7 @@ fn spawn_chunks(
                 }
             }
         }
+        flight.finished = true;
         if let Err(e) = encoder.finish(&mut out) {
             let _ = sender.send(Err(e)).await;
             return;

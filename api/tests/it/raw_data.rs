@@ -418,3 +418,38 @@ async fn star_expansion_sees_only_rows_inside_both_ranges_also_in_files() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_client_that_goes_away_cancels_the_export() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("gone@example.com").await;
+    let t = acc.trackers[0].0;
+    // About 20 MB of CSV: far more than the two chunks the encoder may run ahead.
+    let lines: Vec<Value> = (0..40_000)
+        .map(|i| {
+            json!({"tracker_id": t, "msg_time": format!("2024-06-01T{:02}:{:02}:{:02}.{:03}Z", i / 7200, (i / 120) % 60, (i / 2) % 60, (i % 2) * 500),
+                   "lat": 43.0 + f64::from(i) * 1e-6, "mn_name": "x".repeat(400)})
+        })
+        .collect();
+    ingest(&srv, false, &lines).await;
+    let before = query::export::exports_cancelled();
+    let params = json!({"hash": acc.key, "tracker_id": t, "interval": "2024-06-01T00:00:00Z/P1D", "columns": ["lat", "mn_name"]});
+    let mut response = srv
+        .client()
+        .post(srv.url("/dwh/v1/tracker/raw_data/read"))
+        .json(&params)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(first.starts_with(b"\"msg_time\""), "the header comes first");
+    drop(response);
+    for _ in 0..200 {
+        if query::export::exports_cancelled() > before {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the export was not cancelled after the client went away");
+}
