@@ -3,6 +3,8 @@
 //! - [`fleet`]: a deterministic simulated fleet of vehicles reporting
 //!   realistic telemetry at 1 Hz; the source of data for every measurement
 //!   and load generator here.
+//! - [`export`]: the raw data export load generator (server over HTTP
+//!   against DuckDB and ClickHouse on the same files).
 //! - [`layout`]: how many bytes of the stored Parquet files a read of a few
 //!   inner columns touches compared with a read of every column (the `layout`
 //!   binary prints it; a test keeps it under the bound).
@@ -12,5 +14,6 @@
 //! side by side with a named peer in the same run; results and the commands
 //! to reproduce them are recorded in `BENCHMARKS.md`.
 
+pub mod export;
 pub mod fleet;
 pub mod layout;

@@ -1,0 +1,280 @@
+//! The raw data export load generator: one tracker's month of 1 Hz data
+//! exported as CSV through the real server over real HTTP, and the same rows
+//! exported by DuckDB (and ClickHouse when it is installed) from the same
+//! Parquet files.
+//!
+//! [`Fixture::start`] creates a platform store with one account and tracker
+//! (a ten-year store period, so the simulated 2024 data is within it),
+//! ingests the [`Fleet`](crate::fleet::Fleet) through `Ingest::write` with
+//! [`layout::ingest_fleet`], reopens the engine on the settled files and
+//! serves the API in process on `127.0.0.1:0`. [`Fixture::export`] then
+//! streams `/dwh/v1/tracker/raw_data/read` with `reqwest`, timing the first
+//! body chunk, the first data row and the whole body, while [`rss`] samples
+//! the process's resident memory.
+
+pub mod peers;
+pub mod rss;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+use api::{ApiConfig, AppState, Server};
+use ingest::{Ingest, IngestConfig};
+use platform::{ContractType, NewDealer, NewTracker, NewUser, Store, StoreConfig, StorePeriod};
+use prometheus_client::registry::Registry;
+use schemas::{SystemClock, TrackerId};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::fleet::FleetConfig;
+use crate::layout::{self, IngestSummary, LayoutConfig};
+
+/// The columns of the narrow export.
+pub const NARROW_COLUMNS: [&str; 3] = ["lat", "lng", "inputs.lls_level_1"];
+
+/// The columns of the full export: every simple column, the flags bitmap and
+/// every inner column the tracker has (`msg_time` is always written first).
+pub fn full_columns() -> Vec<String> {
+    let mut columns = vec![schemas::columns::SERVER_TIME.to_owned()];
+    columns.extend(
+        schemas::columns::SIMPLE_COLUMNS
+            .iter()
+            .map(|(name, _)| (*name).to_owned()),
+    );
+    columns.push(schemas::columns::FLAGS.to_owned());
+    columns.extend(
+        [
+            "inputs.*",
+            "states.*",
+            "discrete_inputs.*",
+            "discrete_outputs.*",
+        ]
+        .map(str::to_owned),
+    );
+    columns
+}
+
+/// A running server over one tracker's ingested data.
+#[derive(Debug)]
+pub struct Fixture {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// The API key of the tracker's owner.
+    pub key: String,
+    /// The tracker exported.
+    pub tracker: TrackerId,
+    /// The message-time span of the data, `[from, to)` in ms.
+    pub span_ms: (i64, i64),
+    /// What the ingest produced.
+    pub ingest: IngestSummary,
+    /// Absolute paths of the Parquet files that may hold the tracker.
+    pub files: Vec<PathBuf>,
+    engine: Arc<Ingest>,
+    client: reqwest::Client,
+    shutdown: CancellationToken,
+}
+
+/// One export, as the client saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ExportRun {
+    /// Request sent → first body chunk (the CSV header).
+    pub first_byte: Duration,
+    /// Request sent → the first chunk holding a data row.
+    pub first_row: Duration,
+    /// Request sent → end of body.
+    pub total: Duration,
+    /// Body bytes.
+    pub bytes: u64,
+    /// Data rows (lines after the header).
+    pub rows: u64,
+}
+
+impl ExportRun {
+    /// Data rows per second of the whole export.
+    pub fn rows_per_s(&self) -> f64 {
+        self.rows as f64 / self.total.as_secs_f64().max(1e-9)
+    }
+
+    /// Body MB (10^6 bytes) per second.
+    pub fn mb_per_s(&self) -> f64 {
+        self.bytes as f64 / 1e6 / self.total.as_secs_f64().max(1e-9)
+    }
+}
+
+impl Fixture {
+    /// Creates the account in `data_dir`, ingests `days` of one simulated
+    /// tracker at 1 Hz, and starts the server on it.
+    pub async fn start(data_dir: &Path, days: u32, batch_messages: usize) -> anyhow::Result<Self> {
+        let store = Store::open(StoreConfig::new(data_dir), Arc::new(SystemClock)).await?;
+        let dealer = store
+            .create_dealer(NewDealer {
+                id: None,
+                title: "Bench dealer".into(),
+                panel_password: "bench-pass-1".into(),
+                contract_type: ContractType::Paas,
+                permissions: None,
+                default_user_time_zone: "UTC".into(),
+            })
+            .await?;
+        let user = store
+            .create_user(NewUser {
+                dealer_id: dealer,
+                login: "bench@example.com".into(),
+                password: "bench-pass-1".into(),
+                time_zone: Some("UTC".into()),
+                activated: true,
+                legal_type: platform::LegalType::Individual,
+                first_name: "Bench".into(),
+                last_name: "Mark".into(),
+            })
+            .await?;
+        let tracker = store
+            .create_tracker(NewTracker {
+                user_id: user,
+                label: "Bench truck".into(),
+                device_id: "356307042440001".into(),
+                model: "fmb920".into(),
+                plan_id: None,
+                store_period: Some(StorePeriod::Years(10)),
+                time_zone: None,
+            })
+            .await?;
+        let key = store
+            .create_api_key(user, "bench")
+            .await?
+            .hash
+            .expose()
+            .to_owned();
+        let config = LayoutConfig {
+            batch_messages,
+            fleet: FleetConfig {
+                first_tracker_id: tracker.0,
+                ..FleetConfig::default()
+            },
+            ..LayoutConfig::new(days, 1)
+        };
+        let summary = layout::ingest_fleet(&config, data_dir).await?;
+        let span_ms = config.span_ms();
+        let files = layout::files_of(&summary.catalog, tracker, span_ms)
+            .into_iter()
+            .map(|f| summary.root.join(f))
+            .collect();
+        // The engine `ingest_fleet` used is shut down; the server gets a new
+        // one over the same, settled, files.
+        let mut registry = Registry::default();
+        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
+        let api_config = ApiConfig {
+            raw_data_max_span_days: days + 1,
+            ..ApiConfig::default()
+        };
+        let state = AppState::new(store, engine.clone(), api_config, registry);
+        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
+        let base = format!("http://{}", server.local_addr()?);
+        let shutdown = CancellationToken::new();
+        tokio::spawn(server.run(shutdown.clone()));
+        Ok(Self {
+            base,
+            key,
+            tracker,
+            span_ms,
+            ingest: summary,
+            files,
+            engine,
+            client: reqwest::Client::new(),
+            shutdown,
+        })
+    }
+
+    /// Exports `columns` over the whole span, streaming the body.
+    pub async fn export(&self, columns: &[String]) -> anyhow::Result<(ExportRun, String)> {
+        let body = json!({
+            "hash": self.key,
+            "tracker_id": self.tracker.0,
+            "from": iso(self.span_ms.0),
+            "to": iso(self.span_ms.1),
+            "columns": columns,
+            "time_zone": "UTC",
+        });
+        let started = Instant::now();
+        let mut response = self
+            .client
+            .post(format!("{}/dwh/v1/tracker/raw_data/read", self.base))
+            .json(&body)
+            .send()
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            anyhow::bail!("the export answered {status}: {text}");
+        }
+        let mut run = ExportRun::default();
+        let mut newlines = 0u64;
+        let mut header = Vec::new();
+        while let Some(chunk) = response.chunk().await.context("reading the body")? {
+            if run.bytes == 0 {
+                run.first_byte = started.elapsed();
+            }
+            if newlines == 0 {
+                let end = chunk
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap_or(chunk.len());
+                header.extend_from_slice(&chunk[..end]);
+            }
+            run.bytes += chunk.len() as u64;
+            newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            if newlines > 1 && run.first_row.is_zero() {
+                run.first_row = started.elapsed();
+            }
+        }
+        run.total = started.elapsed();
+        run.rows = newlines.saturating_sub(1);
+        ensure!(!header.is_empty(), "the export has no header");
+        Ok((run, String::from_utf8(header)?))
+    }
+
+    /// Stops the server and the engine.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || engine.shutdown()).await??;
+        Ok(())
+    }
+}
+
+/// `ms` as `2024-06-01T00:00:00Z`.
+fn iso(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let second_of_day = ms.rem_euclid(86_400_000) / 1000;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3600,
+        second_of_day / 60 % 60,
+        second_of_day % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day), Howard Hinnant's algorithm.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Splits a CSV header line the server wrote (every name quoted) into names.
+pub fn header_names(header: &str) -> Vec<String> {
+    header
+        .split(',')
+        .map(|h| h.trim().trim_matches('"').to_owned())
+        .collect()
+}
