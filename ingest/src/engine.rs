@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use arrow::array::AsArray;
-use arrow::datatypes::{Int64Type, TimestampMillisecondType, UInt64Type};
+use arrow::datatypes::UInt64Type;
 use arrow::record_batch::RecordBatch;
 use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
@@ -154,19 +154,15 @@ impl Shared {
 }
 
 fn collect_keys(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<(i64, u64)>) {
-    let (Some(t), Some(m), Some(h)) = (
-        batch
-            .column_by_name(columns::TRACKER_ID)
-            .and_then(|c| c.as_primitive_opt::<Int64Type>()),
-        batch
-            .column_by_name(columns::MESSAGE_TIME)
-            .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
+    let (Some(keys), Some(h)) = (
+        columns::key_columns(batch),
         batch
             .column_by_name(columns::CONTENT_HASH)
             .and_then(|c| c.as_primitive_opt::<UInt64Type>()),
     ) else {
         return;
     };
+    let (t, m) = (keys.tracker, keys.message_time);
     for i in 0..batch.num_rows() {
         if t.value(i) == tracker && day_of(m.value(i)) == day {
             out.push((m.value(i), h.value(i)));

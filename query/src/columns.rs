@@ -10,8 +10,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{Int64Type, TimestampMillisecondType};
+use datafusion::arrow::array::Array;
 use datafusion::execution::TaskContext;
 use futures::StreamExt;
 use schemas::columns::{self, InnerKind, SimpleType};
@@ -154,19 +153,10 @@ pub fn catalog_candidates(
         }
     }
     for batch in &snapshot.unflushed {
-        let (Some(trackers), Some(times), Some(servers)) = (
-            batch
-                .column_by_name(columns::TRACKER_ID)
-                .and_then(|c| c.as_primitive_opt::<Int64Type>()),
-            batch
-                .column_by_name(columns::MESSAGE_TIME)
-                .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
-            batch
-                .column_by_name(columns::SERVER_TIME)
-                .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
-        ) else {
+        let Some(keys) = columns::key_columns(batch) else {
             continue;
         };
+        let (trackers, times, servers) = (keys.tracker, keys.message_time, keys.server_time);
         let rows: Vec<usize> = (0..batch.num_rows())
             .filter(|&i| {
                 let (m, s) = (times.value(i), servers.value(i));

@@ -16,7 +16,7 @@ use datafusion::arrow::array::{ArrayRef, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::{
     concat_batches, filter_record_batch, sort_to_indices, take_record_batch,
 };
-use datafusion::arrow::datatypes::{Field, Int64Type, Schema, SchemaRef, TimestampMillisecondType};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef, TimestampMillisecondType};
 use datafusion::common::{Column, DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::memory::MemorySourceConfig;
@@ -245,21 +245,12 @@ fn memtable_rows(
     request: &ScanRequest,
     server: (i64, i64),
 ) -> Result<Vec<(i64, RecordBatch)>> {
-    let (Some(trackers), Some(times), Some(servers)) = (
-        batch
-            .column_by_name(columns::TRACKER_ID)
-            .and_then(|c| c.as_primitive_opt::<Int64Type>()),
-        batch
-            .column_by_name(columns::MESSAGE_TIME)
-            .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
-        batch
-            .column_by_name(columns::SERVER_TIME)
-            .and_then(|c| c.as_primitive_opt::<TimestampMillisecondType>()),
-    ) else {
+    let Some(keys) = columns::key_columns(batch) else {
         return Err(Error::Internal(
             "a memtable batch lacks its key columns".into(),
         ));
     };
+    let (trackers, times, servers) = (keys.tracker, keys.message_time, keys.server_time);
     let (from, to) = request.message;
     let mask: BooleanArray = (0..batch.num_rows())
         .map(|i| {

@@ -163,6 +163,35 @@ pub fn schema_with(inner_columns: &[String]) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// A batch's key columns, downcast once: tracker ids, message and server times (ms).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyColumns<'a> {
+    /// `tracker_id`.
+    pub tracker: &'a arrow_array::Int64Array,
+    /// `msg_time`.
+    pub message_time: &'a arrow_array::TimestampMillisecondArray,
+    /// `server_time`.
+    pub server_time: &'a arrow_array::TimestampMillisecondArray,
+}
+
+/// The key columns of a batch with the fixed fields; `None` if one is missing
+/// or of another type.
+pub fn key_columns(batch: &arrow_array::RecordBatch) -> Option<KeyColumns<'_>> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int64Type, TimestampMillisecondType};
+    Some(KeyColumns {
+        tracker: batch
+            .column_by_name(TRACKER_ID)?
+            .as_primitive_opt::<Int64Type>()?,
+        message_time: batch
+            .column_by_name(MESSAGE_TIME)?
+            .as_primitive_opt::<TimestampMillisecondType>()?,
+        server_time: batch
+            .column_by_name(SERVER_TIME)?
+            .as_primitive_opt::<TimestampMillisecondType>()?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
