@@ -1,0 +1,219 @@
+use arrow_array::{Array, Float64Array};
+
+use crate::error::{Error, Result};
+
+/// A validated input series: sorted epoch-millisecond timestamps with finite values.
+///
+/// Timestamps are non-decreasing; equal timestamps (ties) are allowed and
+/// keep their input order, which decides ties (see the crate docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Series<'a> {
+    times: &'a [i64],
+    values: &'a [f64],
+}
+
+impl<'a> Series<'a> {
+    /// Checks that the columns have equal lengths, `times` is sorted and every value is finite.
+    pub fn try_new(times: &'a [i64], values: &'a [f64]) -> Result<Self> {
+        if times.len() != values.len() {
+            return Err(Error::LengthMismatch {
+                times: times.len(),
+                values: values.len(),
+            });
+        }
+        check_sorted(times)?;
+        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFiniteValue { index });
+        }
+        Ok(Self { times, values })
+    }
+
+    /// A series with no reading.
+    pub const fn empty() -> Self {
+        Self {
+            times: &[],
+            values: &[],
+        }
+    }
+
+    /// The timestamps, epoch milliseconds, non-decreasing.
+    pub const fn times(&self) -> &'a [i64] {
+        self.times
+    }
+
+    /// The values, all finite, one per timestamp.
+    pub const fn values(&self) -> &'a [f64] {
+        self.values
+    }
+
+    /// The number of readings.
+    pub const fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Whether the series has no reading.
+    pub const fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+}
+
+fn check_sorted(times: &[i64]) -> Result<()> {
+    if times.is_sorted() {
+        return Ok(());
+    }
+    let index = times
+        .windows(2)
+        .position(|pair| pair.first() > pair.get(1))
+        .map_or(0, |before| before + 1);
+    Err(Error::Unsorted { index })
+}
+
+/// Reusable buffers that gather a [`Series`] from Arrow columns.
+///
+/// Keeping one per column across requests makes gathering allocation-free
+/// once the buffers have grown to the largest series seen.
+#[derive(Debug, Clone, Default)]
+pub struct SeriesBuf {
+    times: Vec<i64>,
+    values: Vec<f64>,
+}
+
+impl SeriesBuf {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the contents with the readings whose value is non-null and finite.
+    ///
+    /// `times` must be sorted (non-decreasing) and as long as `values`; on
+    /// error the buffer is left empty. Dropping null and non-finite values is
+    /// the spec's "the caller drops those"; their timestamps go with them.
+    pub fn fill_from(&mut self, times: &[i64], values: &Float64Array) -> Result<()> {
+        self.times.clear();
+        self.values.clear();
+        if times.len() != values.len() {
+            return Err(Error::LengthMismatch {
+                times: times.len(),
+                values: values.len(),
+            });
+        }
+        check_sorted(times)?;
+        let raw = values.values();
+        match values.nulls() {
+            None if raw.iter().all(|v| v.is_finite()) => {
+                self.times.extend_from_slice(times);
+                self.values.extend_from_slice(raw);
+            }
+            None => self.push_kept(times.iter().zip(raw.iter()).map(|(&t, &v)| (t, v, true))),
+            Some(nulls) => self.push_kept(
+                times
+                    .iter()
+                    .zip(raw.iter())
+                    .zip(nulls.iter())
+                    .map(|((&t, &v), valid)| (t, v, valid)),
+            ),
+        }
+        Ok(())
+    }
+
+    fn push_kept(&mut self, readings: impl ExactSizeIterator<Item = (i64, f64, bool)>) {
+        self.times.reserve(readings.len());
+        self.values.reserve(readings.len());
+        for (time, value, valid) in readings {
+            if valid && value.is_finite() {
+                self.times.push(time);
+                self.values.push(value);
+            }
+        }
+    }
+
+    /// The gathered readings as a series.
+    pub fn as_series(&self) -> Series<'_> {
+        // `fill_from` upholds the invariants: equal lengths, sorted, finite.
+        Series {
+            times: &self.times,
+            values: &self.values,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn try_new_checks_invariants() {
+        assert!(Series::try_new(&[1, 1, 2], &[0.0, 1.0, 2.0]).is_ok());
+        assert_eq!(
+            Series::try_new(&[1, 2], &[0.0]),
+            Err(Error::LengthMismatch {
+                times: 2,
+                values: 1
+            })
+        );
+        assert_eq!(
+            Series::try_new(&[1, 3, 2], &[0.0; 3]),
+            Err(Error::Unsorted { index: 2 })
+        );
+        assert_eq!(
+            Series::try_new(&[1, 2, 3], &[0.0, f64::NAN, 1.0]),
+            Err(Error::NonFiniteValue { index: 1 })
+        );
+        assert_eq!(
+            Series::try_new(&[1], &[f64::NEG_INFINITY]),
+            Err(Error::NonFiniteValue { index: 0 })
+        );
+        assert!(Series::empty().is_empty());
+        assert_eq!(Series::try_new(&[], &[]), Ok(Series::empty()));
+    }
+
+    #[test]
+    fn fill_from_drops_null_and_non_finite_readings() {
+        let mut buf = SeriesBuf::new();
+        let values = Float64Array::from(vec![
+            Some(1.0),
+            None,
+            Some(f64::NAN),
+            Some(4.0),
+            Some(f64::INFINITY),
+            Some(6.0),
+        ]);
+        buf.fill_from(&[10, 20, 30, 40, 50, 60], &values).unwrap();
+        let series = buf.as_series();
+        assert_eq!(series.times(), [10, 40, 60]);
+        assert_eq!(series.values(), [1.0, 4.0, 6.0]);
+
+        let no_nulls = Float64Array::from(vec![1.0, f64::NAN, 3.0]);
+        buf.fill_from(&[1, 2, 3], &no_nulls).unwrap();
+        assert_eq!(buf.as_series().times(), [1, 3]);
+        assert_eq!(buf.as_series().values(), [1.0, 3.0]);
+    }
+
+    #[test]
+    fn fill_from_replaces_and_reuses_buffers() {
+        let mut buf = SeriesBuf::new();
+        let values = Float64Array::from(vec![1.0, 2.0, 3.0]);
+        buf.fill_from(&[1, 2, 3], &values).unwrap();
+        let capacity = buf.times.capacity();
+        buf.fill_from(&[4, 5], &Float64Array::from(vec![5.0, 6.0]))
+            .unwrap();
+        assert_eq!(buf.as_series().times(), [4, 5]);
+        assert_eq!(buf.as_series().values(), [5.0, 6.0]);
+        assert_eq!(buf.times.capacity(), capacity);
+    }
+
+    #[test]
+    fn fill_from_rejects_bad_columns_and_leaves_buffer_empty() {
+        let mut buf = SeriesBuf::new();
+        let values = Float64Array::from(vec![1.0, 2.0]);
+        buf.fill_from(&[1, 2], &values).unwrap();
+        assert_eq!(
+            buf.fill_from(&[2, 1], &values),
+            Err(Error::Unsorted { index: 1 })
+        );
+        assert!(buf.as_series().is_empty());
+        assert!(buf.fill_from(&[1], &values).is_err());
+        assert!(buf.as_series().is_empty());
+    }
+}
