@@ -23,6 +23,7 @@ mod panel;
 mod params;
 mod raw_data;
 mod reply;
+mod resampling;
 mod route;
 mod server;
 mod time;

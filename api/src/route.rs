@@ -17,7 +17,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::Router;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, RawPathParams, Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::MethodRouter;
@@ -147,7 +147,17 @@ where
     Fut: Future<Output = ApiResult<R>>,
     R: IntoResponse,
 {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // Path parameters (`/trackers/{tracker_id}/…`) join the query and body ones, and win.
+    let path_params = RawPathParams::from_request_parts(&mut parts, &state)
+        .await
+        .map(|params| {
+            params
+                .iter()
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::String(v.to_owned())))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
@@ -155,6 +165,7 @@ where
     let client_ip = client_address(&parts.headers, peer, state.inner.config.trusted_proxy_hops);
     let outcome = async {
         let mut input = Input::read(&parts, body, state.inner.config.max_request_bytes).await?;
+        input.params.extend(path_params);
         let credential = input.take_credential(&parts.headers);
         let admitted = access
             .admit(

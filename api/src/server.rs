@@ -33,6 +33,8 @@ pub struct ApiConfig {
     pub max_ingest_bytes: usize,
     /// Longest message-time span of one raw data read (longer: code 211).
     pub raw_data_max_span_days: u32,
+    /// Longest `interval` of one fuel resampling call (longer: code 211).
+    pub resampling_max_span_days: u32,
     /// Intake requests processed at once; more are answered 503 (code 8), so memory stays bounded.
     pub max_intake_requests: usize,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
@@ -51,6 +53,7 @@ impl Default for ApiConfig {
             max_ingest_bytes: 64 * 1024 * 1024,
             max_intake_requests: 8,
             raw_data_max_span_days: 31,
+            resampling_max_span_days: 31,
         }
     }
 }
@@ -116,7 +119,8 @@ pub fn app(state: AppState) -> Router {
     let routes = crate::v2::routes()
         .into_iter()
         .chain(crate::panel::routes())
-        .chain(crate::raw_data::routes());
+        .chain(crate::raw_data::routes())
+        .chain(crate::resampling::routes());
     let router = routes.fold(Router::new(), |router, route| route.mount(router));
     router
         .merge(crate::intake::router())

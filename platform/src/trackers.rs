@@ -264,6 +264,54 @@ impl Store {
         Ok(())
     }
 
+    /// Sets how `MOVEMENT` is derived (clarification 26): moving at or above
+    /// `idle_speed_threshold_kmh`, idle below it while `ignition_source`
+    /// (`states.<name>`, `discrete_inputs.<n>` or `inputs.<name>`) is on.
+    pub async fn set_tracker_movement(
+        &self,
+        tracker: TrackerId,
+        idle_speed_threshold_kmh: f64,
+        ignition_source: &str,
+    ) -> Result<()> {
+        if !(idle_speed_threshold_kmh.is_finite() && idle_speed_threshold_kmh >= 0.0) {
+            return Err(Error::invalid(
+                "idle_speed_threshold_kmh",
+                format!("must be a number of km/h at least 0, got {idle_speed_threshold_kmh}"),
+            ));
+        }
+        let valid_source = match ignition_source.split_once('.') {
+            Some(("states" | "inputs", name)) => {
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }
+            Some(("discrete_inputs", n)) => n.parse::<u16>().is_ok_and(|n| n >= 1),
+            _ => false,
+        };
+        if !valid_source {
+            return Err(Error::invalid(
+                "ignition_source",
+                format!(
+                    "must be states.<name>, inputs.<name> or discrete_inputs.<n>, got {ignition_source:?}"
+                ),
+            ));
+        }
+        let done = sqlx::query(
+            "UPDATE trackers SET idle_speed_threshold_kmh = $1, ignition_source = $2 \
+             WHERE id = $3 AND deleted = FALSE",
+        )
+        .bind(idle_speed_threshold_kmh)
+        .bind(ignition_source)
+        .bind(tracker.0)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound {
+                entity: "tracker",
+                id: tracker.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// A tracker by id, whoever owns it.
     pub async fn tracker(&self, tracker: TrackerId) -> Result<Option<Tracker>> {
         let row = sqlx::query(

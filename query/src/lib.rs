@@ -6,7 +6,7 @@
 //! raw data export of
 //! `/dwh/v1/tracker/raw_data/read` (CSV, Parquet and NDJSON encoders over Arrow
 //! arrays, `.*` column expansion, message-time and server-time filters) and
-//! `get_inputs`, and the series reads that feed `resample`.
+//! `get_inputs`, and the series reads that feed `resample` ([`series`]).
 //!
 //! It does not own writing (that is `ingest`) nor HTTP (that is `api`).
 
@@ -15,6 +15,7 @@ pub mod csv;
 mod error;
 pub mod export;
 pub mod scan;
+pub mod series;
 pub mod time_range;
 
 pub use datafusion::execution::TaskContext;

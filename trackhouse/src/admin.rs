@@ -178,6 +178,18 @@ enum TrackerCommand {
         #[arg(long)]
         tracker_id: i64,
     },
+    /// How resampling derives MOVEMENT → `{"tracker_id":N,"idle_speed_threshold_kmh":..,"ignition_source":".."}`.
+    Movement {
+        /// The tracker.
+        #[arg(long)]
+        tracker_id: i64,
+        /// Moving at or above this speed, km/h.
+        #[arg(long, default_value_t = 3.0)]
+        idle_speed_threshold_kmh: f64,
+        /// The column reporting ignition: states.<name>, inputs.<name> or discrete_inputs.<n>.
+        #[arg(long, default_value = "states.ignition")]
+        ignition_source: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -398,6 +410,24 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
                 .set_tracker_blocked(TrackerId(tracker_id), false)
                 .await?;
             json!({"tracker_id": tracker_id, "blocked": false})
+        }
+        AdminCommand::Tracker(TrackerCommand::Movement {
+            tracker_id,
+            idle_speed_threshold_kmh,
+            ignition_source,
+        }) => {
+            store
+                .set_tracker_movement(
+                    TrackerId(tracker_id),
+                    idle_speed_threshold_kmh,
+                    &ignition_source,
+                )
+                .await?;
+            json!({
+                "tracker_id": tracker_id,
+                "idle_speed_threshold_kmh": idle_speed_threshold_kmh,
+                "ignition_source": ignition_source,
+            })
         }
         AdminCommand::Sensor(SensorCommand::Create {
             tracker_id,

@@ -78,6 +78,14 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_SPAN_DAYS", default_value_t = 31)]
     pub(crate) raw_data_max_span_days: u32,
 
+    /// Longest `interval` of one fuel resampling call, in days; longer calls get code 211.
+    #[arg(
+        long,
+        env = "TRACKHOUSE_RESAMPLING_MAX_SPAN_DAYS",
+        default_value_t = 31
+    )]
+    pub(crate) resampling_max_span_days: u32,
+
     /// Acknowledged messages are written from memory to Parquet at least this often (milliseconds).
     #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
     pub(crate) flush_interval_ms: u64,
@@ -121,6 +129,7 @@ impl ServerArgs {
             trusted_proxy_hops: self.trusted_proxy_hops,
             max_ingest_bytes: self.max_ingest_bytes,
             raw_data_max_span_days: self.raw_data_max_span_days,
+            resampling_max_span_days: self.resampling_max_span_days,
             ..ApiConfig::default()
         }
     }

@@ -354,6 +354,9 @@ curl -s {base}/ingest/v1/messages -H 'Authorization: Bearer {ingest_token}' -H '
 curl -s {base}/dwh/v1/tracker/raw_data/read -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"tracker_id":{tracker},"from":"{day_ago}","to":"{until}","columns":["lat","lng","speed","inputs.*","states.ignition"]}}' | sed -n 1,5p
 curl -s {base}/dwh/v1/tracker/raw_data/get_inputs -H 'Authorization: NVX {api_key}' -d 'tracker_id={tracker}'
 
+# Fuel, speed, movement and position of the first tracker on a 15-minute grid over the last week (fuel resampling):
+curl -s -X POST {base}/eco_fleet/v1/trackers/{tracker}/resampling -H 'Authorization: NVX {api_key}' -H 'Accept: text/csv' -H 'Content-Type: application/json' -d '{{"step_size":15,"resampling_props":[{{"data_type":"FUEL","resampling_method":"MEDIAN_IN_WINDOW","delta":300,"fixed_value":null}},{{"data_type":"SPEED","resampling_method":"AVERAGE_IN_WINDOW","delta":450,"fixed_value":0}},{{"data_type":"MOVEMENT","resampling_method":"PREVIOUS","delta":null,"fixed_value":null}},{{"data_type":"LNG","resampling_method":"PREVIOUS","delta":null,"fixed_value":null}},{{"data_type":"LAT","resampling_method":"PREVIOUS","delta":null,"fixed_value":null}}]}}' | sed -n 1,5p
+
 # Tracker ids: {trackers} (first: {tracker}); health and metrics:
 curl -s {base}/healthz
 curl -s {base}/metrics | sed -n 1,10p

@@ -12,6 +12,7 @@ mod panel;
 mod rate_limits;
 mod raw_data;
 mod raw_data_snapshots;
+mod resampling;
 mod server;
 mod user_auth;
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::TestServer;
 
 mod property;
-mod support;
+pub(crate) mod support;
 
 use support::{ingest, read, read_both, zoned_account};
 

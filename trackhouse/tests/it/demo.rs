@@ -114,6 +114,15 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
             assert!(lines[0].ends_with(",\"states.ignition\""), "{context}");
             assert!(lines[1].starts_with("\"20"), "{context}");
             named += 1;
+        } else if command.contains("/resampling") {
+            // CSV: Time, the first tracker's sensor, SPEED, MOVEMENT, LNG, LAT on a 15-minute grid.
+            let lines: Vec<&str> = output.lines().collect();
+            assert_eq!(lines.len(), 5, "{context}");
+            assert_eq!(lines[0], "Time,Main tank,SPEED,MOVEMENT,LNG,LAT", "{context}");
+            let minute = lines[1].get(14..16).unwrap_or("?");
+            assert!(["00", "15", "30", "45"].contains(&minute), "{context}");
+            assert_eq!(lines[1].split(',').count(), 6, "{context}");
+            named += 1;
         } else if command.contains("/metrics") {
             let lines = output.lines().count();
             assert!((1..=10).contains(&lines), "{context}");
@@ -230,8 +239,8 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
     // HASH, PANEL, two key lists, sub-users, dealer info, key delete, intake,
-    // raw data read and get_inputs, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 11);
+    // raw data read and get_inputs, resampling, metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 12);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -251,5 +260,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 11);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 12);
 }

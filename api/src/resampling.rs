@@ -1,0 +1,537 @@
+//! `POST /eco_fleet/v1/trackers/{tracker_id}/resampling` (spec document 3,
+//! clarifications 21-28): a tracker's fuel, speed, movement and position
+//! series on a uniform minute grid, as CSV.
+//!
+//! The handler checks the request, reads the series the requested data types
+//! need through [`query::series`] and hands them to the [`resample`] kernels
+//! on a blocking thread:
+//!
+//! ```text
+//! params ─► Plan (grid, rules, sensors) ─► read_series ─► calibrate / movement
+//!        ─► resample per column ─► CSV
+//! ```
+//!
+//! Decisions (docs/decisions.md): the grid is the multiples of `step_size`
+//! minutes since the Unix epoch inside `[from, to)` of the interval; only
+//! readings inside the interval are analysed; the grid is uniform in real
+//! time, so `Time` skips the wall-clock hour a spring-forward removes and
+//! shows the hour a fall-back repeats twice, each row a real instant.
+
+use std::fmt::Write as _;
+
+use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt8Array};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use chrono::TimeZone as _;
+use platform::{FuelSensor, Tracker, UserAuth};
+use query::series::{Readings, read_series};
+use query::time_range::{
+    SelectionParams, TimeContext, parse_duration, parse_selection, range_ending_now,
+};
+use resample::{DeltaMs, Grid, Method, Rule, SeriesBuf};
+use schemas::{ErrorCode, TelemetrySource, TrackerId};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::route::{Params, Route, User};
+use crate::{ApiError, ApiResult, AppState};
+
+pub(crate) fn routes() -> Vec<Route> {
+    vec![Route::new(
+        "/eco_fleet/v1/trackers/{tracker_id}/resampling",
+        User::any(),
+        resampling,
+    )]
+}
+
+#[derive(Debug, Deserialize)]
+struct ResamplingParams {
+    tracker_id: i64,
+    interval: Option<String>,
+    step_size: Option<Value>,
+    resampling_props: Option<Value>,
+}
+
+impl Params for ResamplingParams {}
+
+/// The data types of `resampling_props`, in the order of the CSV columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum DataType {
+    Fuel,
+    Speed,
+    Movement,
+    Lng,
+    Lat,
+}
+
+impl DataType {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "FUEL" => Self::Fuel,
+            "SPEED" => Self::Speed,
+            "MOVEMENT" => Self::Movement,
+            "LNG" => Self::Lng,
+            "LAT" => Self::Lat,
+            _ => return None,
+        })
+    }
+
+    const fn column(self) -> &'static str {
+        match self {
+            Self::Fuel => "FUEL",
+            Self::Speed => "SPEED",
+            Self::Movement => "MOVEMENT",
+            Self::Lng => "LNG",
+            Self::Lat => "LAT",
+        }
+    }
+}
+
+/// Longest step: a year of minutes.
+const MAX_STEP_MINUTES: i64 = 366 * 24 * 60;
+/// Longest delta: a year of seconds.
+const MAX_DELTA_SECONDS: i64 = 366 * 86_400;
+/// One minute in ms.
+const MINUTE_MS: i64 = 60_000;
+
+fn parse_step(value: Option<&Value>) -> ApiResult<i64> {
+    let value = value.ok_or_else(|| ApiError::invalid("step_size", "is required"))?;
+    let step = match value {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ApiError::invalid(
+            "step_size",
+            format!("must be a whole number of minutes, got {value}"),
+        )
+    })?;
+    if !(1..=MAX_STEP_MINUTES).contains(&step) {
+        return Err(ApiError::invalid(
+            "step_size",
+            format!("must be from 1 to {MAX_STEP_MINUTES} minutes, got {step}"),
+        ));
+    }
+    Ok(step)
+}
+
+/// Parses `resampling_props`: one entry per data type, each rule checked.
+fn parse_props(value: Option<&Value>) -> ApiResult<Vec<(DataType, Rule)>> {
+    let entries = match value {
+        Some(Value::Array(entries)) if !entries.is_empty() => entries,
+        Some(Value::Array(_)) | None => {
+            return Err(ApiError::invalid(
+                "resampling_props",
+                "is required and must hold at least one entry",
+            ));
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "resampling_props",
+                format!("must be an array of objects, got {other}"),
+            ));
+        }
+    };
+    let mut props: Vec<(DataType, Rule)> = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let field = |member: &str| format!("resampling_props[{i}].{member}");
+        let Value::Object(entry) = entry else {
+            return Err(ApiError::invalid(
+                format!("resampling_props[{i}]"),
+                "must be an object with data_type, resampling_method, delta and fixed_value",
+            ));
+        };
+        if let Some(unknown) = entry.keys().find(|k| {
+            !matches!(
+                k.as_str(),
+                "data_type" | "resampling_method" | "delta" | "fixed_value"
+            )
+        }) {
+            return Err(ApiError::invalid(
+                field(unknown),
+                "is not a member of a resampling rule",
+            ));
+        }
+        let text = |member: &str| -> ApiResult<&str> {
+            match entry.get(member) {
+                Some(Value::String(s)) => Ok(s.as_str()),
+                None | Some(Value::Null) => Err(ApiError::invalid(field(member), "is required")),
+                Some(other) => Err(ApiError::invalid(
+                    field(member),
+                    format!("must be a string, got {other}"),
+                )),
+            }
+        };
+        let type_name = text("data_type")?;
+        let data_type = DataType::parse(type_name).ok_or_else(|| {
+            ApiError::invalid(
+                field("data_type"),
+                format!("must be one of FUEL, SPEED, MOVEMENT, LNG, LAT, got {type_name:?}"),
+            )
+        })?;
+        if props.iter().any(|(t, _)| *t == data_type) {
+            return Err(ApiError::invalid(
+                field("data_type"),
+                format!("{type_name} is given twice; one entry per data type"),
+            ));
+        }
+        let delta = match entry.get("delta") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(d) if (0..=MAX_DELTA_SECONDS).contains(&d) => Some(
+                    DeltaMs::try_from_secs(d)
+                        .map_err(|e| ApiError::invalid(field("delta"), e.to_string()))?,
+                ),
+                Some(d) if d < 0 => {
+                    return Err(ApiError::invalid(
+                        field("delta"),
+                        format!("must not be negative, got {d}"),
+                    ));
+                }
+                _ => {
+                    return Err(ApiError::invalid(
+                        field("delta"),
+                        format!("must be whole seconds from 0 to {MAX_DELTA_SECONDS}, got {n}"),
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    field("delta"),
+                    format!("must be whole seconds or null, got {other}"),
+                ));
+            }
+        };
+        let fixed_value = match entry.get("fixed_value") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => n.as_f64().filter(|v| v.is_finite()),
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    field("fixed_value"),
+                    format!("must be a number or null, got {other}"),
+                ));
+            }
+        };
+        let method_name = text("resampling_method")?;
+        let window_delta = || {
+            delta.ok_or_else(|| {
+                ApiError::invalid(
+                    field("delta"),
+                    format!("is required by {method_name}: the window is [T-delta, T+delta]"),
+                )
+            })
+        };
+        let method = match method_name {
+            "FOLLOWING" => Method::Following { delta },
+            "PREVIOUS" => Method::Previous { delta },
+            "AVERAGE" => Method::Average { delta },
+            "MEDIAN_IN_WINDOW" => Method::MedianInWindow {
+                delta: window_delta()?,
+            },
+            "AVERAGE_IN_WINDOW" => Method::AverageInWindow {
+                delta: window_delta()?,
+            },
+            other => {
+                return Err(ApiError::invalid(
+                    field("resampling_method"),
+                    format!(
+                        "must be one of FOLLOWING, PREVIOUS, MEDIAN_IN_WINDOW, \
+                         AVERAGE_IN_WINDOW, AVERAGE, got {other:?}"
+                    ),
+                ));
+            }
+        };
+        props.push((
+            data_type,
+            Rule {
+                method,
+                fixed_value,
+            },
+        ));
+    }
+    props.sort_by_key(|(t, _)| *t);
+    Ok(props)
+}
+
+async fn resampling(state: AppState, caller: UserAuth, p: ResamplingParams) -> ApiResult<Response> {
+    // Document 3 answers 204 for any tracker id that is not the caller's.
+    let tracker = match state
+        .store()
+        .tracker_for(&caller, TrackerId(p.tracker_id))
+        .await
+    {
+        Err(platform::Error::NotFound { .. }) => {
+            return Err(ApiError::with_description(
+                ErrorCode::EntityNotFound,
+                format!(
+                    "{}: tracker {} is not one of yours",
+                    ErrorCode::EntityNotFound.meaning(),
+                    p.tracker_id
+                ),
+            ));
+        }
+        other => other?,
+    };
+    let step_minutes = parse_step(p.step_size.as_ref())?;
+    let props = parse_props(p.resampling_props.as_ref())?;
+
+    let zone = platform::check_time_zone("time_zone", &tracker.time_zone).unwrap_or(chrono_tz::UTC);
+    let now = state.store().clock().now();
+    let ctx = TimeContext {
+        zone,
+        now_ms: now.timestamp_millis(),
+        iso: true,
+        max_span_ms: Some(i64::from(state.inner.config.resampling_max_span_days) * 86_400_000),
+    };
+    let range = match p.interval {
+        Some(interval) => {
+            let selection = parse_selection(
+                &SelectionParams {
+                    from: None,
+                    to: None,
+                    interval: Some(interval),
+                    server_time_filter: None,
+                },
+                &ctx,
+            )?;
+            selection.message
+        }
+        // The last 7 days ending now (clarification 22).
+        None => range_ending_now(&parse_duration("P7D", "interval")?, "interval", &ctx)?,
+    };
+    let grid = grid_of(range.from_ms, range.to_ms, step_minutes)?;
+
+    let sensors = if props.iter().any(|(t, _)| *t == DataType::Fuel) {
+        let sensors = state.store().fuel_sensors(tracker.id).await?;
+        if let Some(sensor) = sensors.iter().find(|s| s.calibration.is_none()) {
+            return Err(ApiError::with_description(
+                ErrorCode::MissingCalibration,
+                format!(
+                    "{}: fuel sensor {:?} has no calibration table",
+                    ErrorCode::MissingCalibration.meaning(),
+                    sensor.name
+                ),
+            ));
+        }
+        sensors
+    } else {
+        Vec::new()
+    };
+    let columns = columns_needed(&props, &sensors, &tracker);
+    // Readings older than the store period are not analysed (clarification 19).
+    let cutoff = tracker.store_period.cutoff(now).timestamp_millis();
+    let readings = read_series(
+        state.inner.ingest.snapshot(),
+        tracker.id.0,
+        (range.from_ms.max(cutoff), range.to_ms),
+        columns,
+        state.inner.query_context.clone(),
+    )
+    .await?;
+    let csv = tokio::task::spawn_blocking(move || {
+        compute_csv(&readings, &grid, &props, &sensors, &tracker, zone)
+    })
+    .await
+    .map_err(|e| internal(format!("resampling task: {e}")))??;
+    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], csv).into_response())
+}
+
+/// A server fault: logged with its chain, answered as code 6.
+fn internal(message: String) -> ApiError {
+    ApiError::from_error(query::Error::Internal(message))
+}
+
+/// The grid: multiples of the step since the epoch inside `[from, to)`.
+fn grid_of(from_ms: i64, to_ms: i64, step_minutes: i64) -> ApiResult<Grid> {
+    let step_ms = step_minutes * MINUTE_MS;
+    let first = from_ms.div_euclid(step_ms) * step_ms;
+    let first = if first < from_ms {
+        first + step_ms
+    } else {
+        first
+    };
+    let len = if first < to_ms {
+        usize::try_from((to_ms - 1 - first) / step_ms + 1).unwrap_or(0)
+    } else {
+        0
+    };
+    Grid::try_new(first, step_ms, len).map_err(|e| ApiError::invalid("step_size", e.to_string()))
+}
+
+/// Storage columns the requested data types read.
+fn columns_needed(
+    props: &[(DataType, Rule)],
+    sensors: &[FuelSensor],
+    tracker: &Tracker,
+) -> Vec<String> {
+    let mut columns: Vec<String> = Vec::new();
+    let mut add = |name: String| {
+        if !columns.contains(&name) {
+            columns.push(name);
+        }
+    };
+    for (data_type, _) in props {
+        match data_type {
+            DataType::Fuel => sensors
+                .iter()
+                .for_each(|s| add(format!("inputs.{}", s.input_name))),
+            DataType::Speed => add("speed".into()),
+            DataType::Movement => {
+                add("speed".into());
+                add(tracker.ignition_source.clone());
+            }
+            DataType::Lng => add("lng".into()),
+            DataType::Lat => add("lat".into()),
+        }
+    }
+    columns
+}
+
+/// Resamples every requested column and writes the CSV (clarification 23).
+fn compute_csv(
+    readings: &Readings,
+    grid: &Grid,
+    props: &[(DataType, Rule)],
+    sensors: &[FuelSensor],
+    tracker: &Tracker,
+    zone: chrono_tz::Tz,
+) -> ApiResult<String> {
+    let times = readings.times()?;
+    let float = |name: &str| -> ApiResult<Float64Array> {
+        let column = readings
+            .column(name)
+            .ok_or_else(|| internal(format!("the series read lacks {name}")))?;
+        column
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .cloned()
+            .ok_or_else(|| internal(format!("{name} is not Float64")))
+    };
+    let mut buffer = SeriesBuf::new();
+    let mut header: Vec<String> = vec!["Time".into()];
+    let mut outputs: Vec<Float64Array> = Vec::new();
+    let mut run = |values: &Float64Array, rule: &Rule| -> ApiResult<Float64Array> {
+        buffer
+            .fill_from(times, values)
+            .map_err(|e| internal(format!("gathering a series: {e}")))?;
+        Ok(resample::resample(&buffer.as_series(), grid, rule))
+    };
+    for (data_type, rule) in props {
+        match data_type {
+            DataType::Fuel => {
+                for sensor in sensors {
+                    let Some(table) = &sensor.calibration else {
+                        continue;
+                    };
+                    let litres = resample::calibrate(
+                        &float(&format!("inputs.{}", sensor.input_name))?,
+                        &table.0,
+                    );
+                    outputs.push(run(&litres, rule)?);
+                    header.push(sensor.name.clone());
+                }
+            }
+            DataType::Movement => {
+                let speed = float("speed")?;
+                let ignition = readings
+                    .column(&tracker.ignition_source)
+                    .map(|c| ignition_of(c.as_ref()));
+                let states =
+                    resample::movement(&speed, ignition.as_ref(), tracker.idle_speed_threshold_kmh);
+                outputs.push(run(&states, rule)?);
+                header.push(data_type.column().into());
+            }
+            DataType::Speed => {
+                outputs.push(run(&float("speed")?, rule)?);
+                header.push(data_type.column().into());
+            }
+            DataType::Lng => {
+                outputs.push(run(&float("lng")?, rule)?);
+                header.push(data_type.column().into());
+            }
+            DataType::Lat => {
+                outputs.push(run(&float("lat")?, rule)?);
+                header.push(data_type.column().into());
+            }
+        }
+    }
+    Ok(write_csv(&header, &outputs, grid, zone))
+}
+
+/// Ignition readings as booleans: discrete inputs and numbers non-zero,
+/// states `true`/`false` or a number; anything else unknown (off).
+fn ignition_of(column: &dyn Array) -> BooleanArray {
+    if let Some(states) = column.as_any().downcast_ref::<StringArray>() {
+        return states
+            .iter()
+            .map(|v| {
+                v.and_then(|text| match text.trim() {
+                    "true" => Some(true),
+                    "false" => Some(false),
+                    number => number.parse::<f64>().ok().map(|n| n != 0.0),
+                })
+            })
+            .collect();
+    }
+    if let Some(discrete) = column.as_any().downcast_ref::<UInt8Array>() {
+        return discrete.iter().map(|v| v.map(|n| n != 0)).collect();
+    }
+    if let Some(numbers) = column.as_any().downcast_ref::<Float64Array>() {
+        return numbers.iter().map(|v| v.map(|n| n != 0.0)).collect();
+    }
+    BooleanArray::new_null(column.len())
+}
+
+/// `Time` as `YYYY-MM-DDTHH:MM` in `zone`, then the values: shortest
+/// numbers, `\N` for none; a header name quoted by CSV rules when it must be.
+fn write_csv(
+    header: &[String],
+    outputs: &[Float64Array],
+    grid: &Grid,
+    zone: chrono_tz::Tz,
+) -> String {
+    let mut out = String::with_capacity((grid.len() + 1) * (17 + 10 * outputs.len()));
+    for (i, name) in header.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if name.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&name.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(name);
+        }
+    }
+    out.push('\n');
+    for (row, instant) in grid.instants().enumerate() {
+        match chrono::Utc.timestamp_millis_opt(instant).single() {
+            Some(t) => {
+                let _ = write!(out, "{}", t.with_timezone(&zone).format("%Y-%m-%dT%H:%M"));
+            }
+            None => out.push_str("\\N"),
+        }
+        for column in outputs {
+            out.push(',');
+            if column.is_valid(row) {
+                write_number(&mut out, column.value(row));
+            } else {
+                out.push_str("\\N");
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A number in its shortest exact form; `-0` as `0`.
+fn write_number(out: &mut String, n: f64) {
+    if !n.is_finite() {
+        out.push_str("\\N");
+    } else if n == n.trunc() && n.abs() < 1e15 {
+        let _ = write!(out, "{}", n as i64);
+    } else {
+        let _ = write!(out, "{n}");
+    }
+}
