@@ -12,6 +12,7 @@
 //! body chunk, the first data row and the whole body, while [`rss`] samples
 //! the process's resident memory.
 
+pub mod clickhouse;
 pub mod peers;
 pub mod rss;
 
@@ -108,6 +109,166 @@ impl Fixture {
     /// Creates the account in `data_dir`, ingests `days` of one simulated
     /// tracker at 1 Hz, and starts the server on it.
     pub async fn start(data_dir: &Path, days: u32, batch_messages: usize) -> anyhow::Result<Self> {
+        let prepared = Prepared::create(data_dir, days, batch_messages, None).await?;
+        let Prepared {
+            store,
+            key,
+            tracker,
+            span_ms,
+            ingest,
+            files,
+        } = prepared;
+        // The engine `ingest_fleet` used is shut down; the server gets a new
+        // one over the same, settled, files.
+        let mut registry = Registry::default();
+        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
+        let api_config = ApiConfig {
+            raw_data_max_span_days: days + 1,
+            ..ApiConfig::default()
+        };
+        let state = AppState::new(store, engine.clone(), api_config, registry);
+        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
+        let base = format!("http://{}", server.local_addr()?);
+        let shutdown = CancellationToken::new();
+        tokio::spawn(server.run(shutdown.clone()));
+        Ok(Self {
+            base,
+            key,
+            tracker,
+            span_ms,
+            ingest,
+            files,
+            engine,
+            client: reqwest::Client::new(),
+            shutdown,
+        })
+    }
+
+    /// Exports `columns` over the whole span, streaming the body.
+    pub async fn export(&self, columns: &[String]) -> anyhow::Result<(ExportRun, String)> {
+        let body = json!({
+            "hash": self.key,
+            "tracker_id": self.tracker.0,
+            "from": iso(self.span_ms.0),
+            "to": iso(self.span_ms.1),
+            "columns": columns,
+            "time_zone": "UTC",
+        });
+        let started = Instant::now();
+        let response = self
+            .client
+            .post(format!("{}/dwh/v1/tracker/raw_data/read", self.base))
+            .json(&body)
+            .send()
+            .await?;
+        timed_body(response, started).await
+    }
+
+    /// Starts an export of `columns` over the whole span with extra request
+    /// members (`iso_datetime`, ...) and hands back the response unread.
+    pub async fn export_response(
+        &self,
+        columns: &[String],
+        extra: serde_json::Value,
+    ) -> anyhow::Result<reqwest::Response> {
+        let mut body = json!({
+            "hash": self.key,
+            "tracker_id": self.tracker.0,
+            "from": iso(self.span_ms.0),
+            "to": iso(self.span_ms.1),
+            "columns": columns,
+            "time_zone": "UTC",
+        });
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        let response = self
+            .client
+            .post(format!("{}/dwh/v1/tracker/raw_data/read", self.base))
+            .json(&body)
+            .send()
+            .await?;
+        ensure!(
+            response.status().is_success(),
+            "the export answered {}",
+            response.status()
+        );
+        Ok(response)
+    }
+
+    /// Stops the server and the engine.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || engine.shutdown()).await??;
+        Ok(())
+    }
+}
+
+/// Reads a streamed CSV body to its end, timing the first chunk, the first
+/// chunk holding a data row and the whole body; answers the run and the header line.
+pub async fn timed_body(
+    mut response: reqwest::Response,
+    started: Instant,
+) -> anyhow::Result<(ExportRun, String)> {
+    let status = response.status();
+    if !status.is_success() {
+        let text = response.text().await.unwrap_or_default();
+        anyhow::bail!("the export answered {status}: {text}");
+    }
+    let mut run = ExportRun::default();
+    let mut newlines = 0u64;
+    let mut header = Vec::new();
+    while let Some(chunk) = response.chunk().await.context("reading the body")? {
+        if run.bytes == 0 {
+            run.first_byte = started.elapsed();
+        }
+        if newlines == 0 {
+            let end = chunk
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(chunk.len());
+            header.extend_from_slice(&chunk[..end]);
+        }
+        run.bytes += chunk.len() as u64;
+        newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        if newlines > 1 && run.first_row.is_zero() {
+            run.first_row = started.elapsed();
+        }
+    }
+    run.total = started.elapsed();
+    run.rows = newlines.saturating_sub(1);
+    ensure!(!header.is_empty(), "the export has no header");
+    Ok((run, String::from_utf8(header)?))
+}
+
+/// A data directory holding one account, its tracker and the tracker's
+/// ingested, settled telemetry, ready to be served.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The platform store (open).
+    pub store: Store,
+    /// The API key of the tracker's owner.
+    pub key: String,
+    /// The tracker.
+    pub tracker: TrackerId,
+    /// The message-time span of the data, `[from, to)` in ms.
+    pub span_ms: (i64, i64),
+    /// What the ingest produced.
+    pub ingest: IngestSummary,
+    /// Absolute paths of the Parquet files that may hold the tracker.
+    pub files: Vec<PathBuf>,
+}
+
+impl Prepared {
+    /// Creates the account in `data_dir` and ingests `days` of one simulated
+    /// tracker at 1 Hz from `start_ms` (the fleet's default start when `None`).
+    pub async fn create(
+        data_dir: &Path,
+        days: u32,
+        batch_messages: usize,
+        start_ms: Option<i64>,
+    ) -> anyhow::Result<Self> {
         let store = Store::open(StoreConfig::new(data_dir), Arc::new(SystemClock)).await?;
         let dealer = store
             .create_dealer(NewDealer {
@@ -152,6 +313,7 @@ impl Fixture {
             batch_messages,
             fleet: FleetConfig {
                 first_tracker_id: tracker.0,
+                start_ms: start_ms.unwrap_or(FleetConfig::default().start_ms),
                 ..FleetConfig::default()
             },
             ..LayoutConfig::new(days, 1)
@@ -162,91 +324,19 @@ impl Fixture {
             .into_iter()
             .map(|f| summary.root.join(f))
             .collect();
-        // The engine `ingest_fleet` used is shut down; the server gets a new
-        // one over the same, settled, files.
-        let mut registry = Registry::default();
-        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
-        let api_config = ApiConfig {
-            raw_data_max_span_days: days + 1,
-            ..ApiConfig::default()
-        };
-        let state = AppState::new(store, engine.clone(), api_config, registry);
-        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
-        let base = format!("http://{}", server.local_addr()?);
-        let shutdown = CancellationToken::new();
-        tokio::spawn(server.run(shutdown.clone()));
         Ok(Self {
-            base,
+            store,
             key,
             tracker,
             span_ms,
             ingest: summary,
             files,
-            engine,
-            client: reqwest::Client::new(),
-            shutdown,
         })
-    }
-
-    /// Exports `columns` over the whole span, streaming the body.
-    pub async fn export(&self, columns: &[String]) -> anyhow::Result<(ExportRun, String)> {
-        let body = json!({
-            "hash": self.key,
-            "tracker_id": self.tracker.0,
-            "from": iso(self.span_ms.0),
-            "to": iso(self.span_ms.1),
-            "columns": columns,
-            "time_zone": "UTC",
-        });
-        let started = Instant::now();
-        let mut response = self
-            .client
-            .post(format!("{}/dwh/v1/tracker/raw_data/read", self.base))
-            .json(&body)
-            .send()
-            .await?;
-        let status = response.status();
-        if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
-            anyhow::bail!("the export answered {status}: {text}");
-        }
-        let mut run = ExportRun::default();
-        let mut newlines = 0u64;
-        let mut header = Vec::new();
-        while let Some(chunk) = response.chunk().await.context("reading the body")? {
-            if run.bytes == 0 {
-                run.first_byte = started.elapsed();
-            }
-            if newlines == 0 {
-                let end = chunk
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .unwrap_or(chunk.len());
-                header.extend_from_slice(&chunk[..end]);
-            }
-            run.bytes += chunk.len() as u64;
-            newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-            if newlines > 1 && run.first_row.is_zero() {
-                run.first_row = started.elapsed();
-            }
-        }
-        run.total = started.elapsed();
-        run.rows = newlines.saturating_sub(1);
-        ensure!(!header.is_empty(), "the export has no header");
-        Ok((run, String::from_utf8(header)?))
-    }
-
-    /// Stops the server and the engine.
-    pub async fn stop(self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        let engine = self.engine.clone();
-        tokio::task::spawn_blocking(move || engine.shutdown()).await??;
-        Ok(())
     }
 }
 
 /// `ms` as `2024-06-01T00:00:00Z`.
-fn iso(ms: i64) -> String {
+pub fn iso(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let second_of_day = ms.rem_euclid(86_400_000) / 1000;
     let (y, m, d) = civil_from_days(days);

@@ -1,7 +1,7 @@
 //! Load generator of the raw data export: one tracker's `--days` of 1 Hz
 //! data exported as CSV through the real server over HTTP, full and narrow,
-//! side by side with DuckDB (and ClickHouse when installed) on the same
-//! Parquet files; see `benches::export`.
+//! side by side with DuckDB on the same Parquet files and a ClickHouse
+//! server (when one answers) on the same rows; see `benches::export`.
 //!
 //! `cargo run --release -p benches --bin export -- --days 30`
 #![allow(
@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use benches::export::clickhouse::ClickHouse;
 use benches::export::peers::{self, DuckDbOutcome, PeerQuery, PeerRun};
 use benches::export::{self, ExportRun, Fixture, NARROW_COLUMNS, rss};
 use clap::Parser;
@@ -31,6 +32,10 @@ struct Args {
     /// Keep the data in this directory instead of a temporary one (it must be empty).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// A ClickHouse server's HTTP interface; skipped when none answers there
+    /// (`deploy/clickhouse/local-server.sh` starts one).
+    #[arg(long, default_value = "http://127.0.0.1:8123")]
+    clickhouse_url: String,
 }
 
 /// The server's runs of one export and the process's memory during them.
@@ -103,23 +108,31 @@ async fn main() -> anyhow::Result<()> {
         move || peers::duckdb(&query, &exports, runs)
     })
     .await??;
-    let clickhouse = match peers::find_clickhouse() {
+    let clickhouse = match ClickHouse::connect(&args.clickhouse_url).await {
         Ok(clickhouse) => {
+            println!();
+            println!(
+                "ClickHouse {} at {}: loading the same rows ...",
+                clickhouse.version, args.clickhouse_url
+            );
+            let loaded = clickhouse.load(&fixture, &full_names).await?;
+            println!("ClickHouse: {loaded} rows loaded");
             let mut results = Vec::new();
             for names in [&full_names, &narrow_names] {
                 let mut runs = Vec::new();
                 for _ in 0..args.runs {
-                    match peers::clickhouse(&clickhouse, &query, names, temporary.path()) {
-                        Ok(run) => runs.push(run),
-                        Err(e) => {
-                            println!("ClickHouse: skipped: {e:#}");
-                            break;
-                        }
-                    }
+                    let (run, header) = clickhouse
+                        .export(names, query.tracker, query.span_ms)
+                        .await?;
+                    anyhow::ensure!(
+                        export::header_names(&header) == *names,
+                        "ClickHouse's header differs: {header}"
+                    );
+                    runs.push(run);
                 }
                 results.push(runs);
             }
-            Some(results)
+            Some((clickhouse.version.clone(), results))
         }
         Err(why) => {
             println!("ClickHouse: skipped: {why}");
@@ -157,12 +170,14 @@ async fn main() -> anyhow::Result<()> {
             duck_medians = Some(medians);
         }
     }
-    if let Some(results) = &clickhouse {
-        for (name, runs) in ["full", "narrow"].iter().zip(results) {
-            if !runs.is_empty() {
-                print_peer("ClickHouse", name, &median_peer(runs));
-            }
+    let mut clickhouse_medians = None;
+    if let Some((version, results)) = &clickhouse {
+        let label = format!("ClickHouse {version} (HTTP)");
+        let medians: Vec<ExportRun> = results.iter().map(|r| median_export(r)).collect();
+        for (name, run) in ["full", "narrow"].iter().zip(&medians) {
+            print_export(&label, name, run);
         }
+        clickhouse_medians = Some(medians);
     }
     println!();
     for (name, measured) in [("full", &full), ("narrow", &narrow)] {
@@ -205,6 +220,22 @@ async fn main() -> anyhow::Result<()> {
         {
             println!(
                 "  ratio {name:<7} Trackhouse rows/s / DuckDB rows/s = {:.2}{}",
+                ours.rows_per_s() / theirs.rows_per_s().max(1e-9),
+                if ours.rows == theirs.rows {
+                    String::new()
+                } else {
+                    format!(" (row counts differ: {} vs {})", ours.rows, theirs.rows)
+                }
+            );
+        }
+    }
+    if let Some(medians) = &clickhouse_medians {
+        for ((name, ours), theirs) in [("full", &full_median), ("narrow", &narrow_median)]
+            .iter()
+            .zip(medians)
+        {
+            println!(
+                "  ratio {name:<7} Trackhouse rows/s / ClickHouse rows/s = {:.2}{}",
                 ours.rows_per_s() / theirs.rows_per_s().max(1e-9),
                 if ours.rows == theirs.rows {
                     String::new()

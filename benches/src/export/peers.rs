@@ -1,5 +1,6 @@
-//! The same export by DuckDB (PyPI `duckdb`, in a `python3` subprocess) and
-//! by ClickHouse when its binary is installed, from the same Parquet files.
+//! The same export by DuckDB (PyPI `duckdb`, in a `python3` subprocess)
+//! from the same Parquet files; ClickHouse, which reads its own tables, is in
+//! [`clickhouse`](super::clickhouse).
 //!
 //! Both select the columns of the server's CSV header in its order, times
 //! formatted as the server writes them in UTC (`2024-06-01T00:00:00Z`,
@@ -8,9 +9,9 @@
 //! with `\N` nulls to a temporary file and times only the `COPY` statement.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use schemas::{GpsFixType, MnType};
@@ -232,131 +233,5 @@ pub fn duckdb(
         version: answer["version"].as_str().unwrap_or("?").to_owned(),
         threads: answer["threads"].to_string(),
         exports,
-    })
-}
-
-fn on_path(binary: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(binary))
-        .find(|candidate| candidate.is_file())
-}
-
-/// ClickHouse's select list for the server's header `names`.
-fn clickhouse_select(names: &[String]) -> Vec<String> {
-    let gps: Vec<&str> = GpsFixType::ALL.iter().map(|v| v.as_str()).collect();
-    let mn: Vec<&str> = MnType::ALL.iter().map(|v| v.as_str()).collect();
-    names
-        .iter()
-        .map(|name| {
-            let id = format!("`{}`", name.replace('`', "\\`"));
-            match name.as_str() {
-                "msg_time" | "server_time" => {
-                    format!("formatDateTime({id}, '%Y-%m-%dT%H:%i:%SZ', 'UTC') AS {id}")
-                }
-                "gps_fix_type" => format!("{}[{id} + 1] AS {id}", names_list(&gps)),
-                "mn_type" => format!("{}[{id} + 1] AS {id}", names_list(&mn)),
-                _ => id,
-            }
-        })
-        .collect()
-}
-
-/// How ClickHouse is reached.
-#[derive(Debug, Clone)]
-pub enum ClickHouse {
-    /// `clickhouse local`: the engine in the client process, reading the files directly.
-    Local(PathBuf),
-    /// `clickhouse-client` against a server on 127.0.0.1:9000 (the server's
-    /// `file()` must be allowed to read the data directory).
-    Client(PathBuf),
-}
-
-/// Finds ClickHouse: `clickhouse` (for `clickhouse local`), else
-/// `clickhouse-client` with a server answering `SELECT 1`; `Err` says why not.
-pub fn find_clickhouse() -> Result<ClickHouse, String> {
-    if let Some(binary) = on_path("clickhouse") {
-        return Ok(ClickHouse::Local(binary));
-    }
-    let Some(client) = on_path("clickhouse-client") else {
-        return Err("neither `clickhouse` nor `clickhouse-client` is on PATH".to_owned());
-    };
-    let answered = Command::new(&client)
-        .args(["--host", "127.0.0.1", "--query", "SELECT 1"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if answered {
-        Ok(ClickHouse::Client(client))
-    } else {
-        Err("`clickhouse-client` found but no server answers on 127.0.0.1:9000".to_owned())
-    }
-}
-
-/// Runs one export (the server's header names) in ClickHouse, output
-/// `CSVWithNames` to a temporary file; the time is the one `--time` reports.
-pub fn clickhouse(
-    clickhouse: &ClickHouse,
-    query: &PeerQuery,
-    names: &[String],
-    scratch: &Path,
-) -> anyhow::Result<PeerRun> {
-    let files: Vec<String> = query
-        .files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect();
-    let sql = format!(
-        "SELECT {} FROM file('{{{}}}', Parquet) WHERE tracker_id = {} AND msg_time >= fromUnixTimestamp64Milli({}) \
-         AND msg_time < fromUnixTimestamp64Milli({}) ORDER BY msg_time \
-         SETTINGS schema_inference_mode = 'union', format_csv_null_representation = '\\\\N' FORMAT CSVWithNames",
-        clickhouse_select(names).join(", "),
-        files.join(","),
-        query.tracker,
-        query.span_ms.0,
-        query.span_ms.1
-    );
-    let mut command = match clickhouse {
-        ClickHouse::Local(binary) => {
-            let mut c = Command::new(binary);
-            c.arg("local");
-            c
-        }
-        ClickHouse::Client(binary) => {
-            let mut c = Command::new(binary);
-            c.args(["--host", "127.0.0.1"]);
-            c
-        }
-    };
-    let out_path = scratch.join("clickhouse.csv");
-    let out = std::fs::File::create(&out_path)?;
-    let started = Instant::now();
-    let output = command
-        .args(["--time", "--query", &sql])
-        .stdout(out)
-        .stderr(Stdio::piped())
-        .output()?;
-    let wall = started.elapsed();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
-        bail!("ClickHouse failed ({}): {stderr}", output.status);
-    }
-    let elapsed = stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.trim().parse::<f64>().ok())
-        .map_or(wall, Duration::from_secs_f64);
-    let bytes = std::fs::metadata(&out_path)?.len();
-    let text = std::fs::read(&out_path)?;
-    let rows = text
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        .saturating_sub(1) as u64;
-    std::fs::remove_file(&out_path)?;
-    Ok(PeerRun {
-        elapsed,
-        rows,
-        bytes,
-        peak_rss: None,
     })
 }

@@ -9,7 +9,12 @@ use std::time::Duration;
 
 /// A `kB` field of `/proc/self/status` in bytes, `None` off Linux.
 fn status_bytes(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status_bytes_at("/proc/self/status", field)
+}
+
+/// A `kB` field of a `/proc/<pid>/status` file in bytes.
+fn status_bytes_at(path: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(path).ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line[field.len()..]
         .trim()
@@ -28,6 +33,16 @@ pub fn current() -> Option<u64> {
 /// Peak resident set size since start or the last [`reset_peak`] (`VmHWM`).
 pub fn peak() -> Option<u64> {
     status_bytes("VmHWM:")
+}
+
+/// Current resident set size (`VmRSS`) of another process.
+pub fn current_of(pid: u32) -> Option<u64> {
+    status_bytes_at(&format!("/proc/{pid}/status"), "VmRSS:")
+}
+
+/// Peak resident set size (`VmHWM`) of another process.
+pub fn peak_of(pid: u32) -> Option<u64> {
+    status_bytes_at(&format!("/proc/{pid}/status"), "VmHWM:")
 }
 
 /// Resets `VmHWM` to the current RSS (writing 5 to `/proc/self/clear_refs`);
