@@ -52,13 +52,17 @@ impl ClickHouse {
 
     /// Runs one statement with `body` as its input data; answers the output.
     async fn sql(&self, query: &str, body: Vec<u8>) -> anyhow::Result<String> {
-        let response = self
-            .client
-            .post(&self.url)
-            .query(&[("query", query)])
-            .body(body)
-            .send()
-            .await?;
+        // A statement without data travels as the body (the server wants a
+        // length on every POST); an INSERT's rows do, with the statement in the URL.
+        let request = if body.is_empty() {
+            self.client.post(&self.url).body(query.to_owned())
+        } else {
+            self.client
+                .post(&self.url)
+                .query(&[("query", query)])
+                .body(body)
+        };
+        let response = request.send().await?;
         let status = response.status();
         let text = response.text().await?;
         if !status.is_success() {
