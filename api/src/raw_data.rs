@@ -163,6 +163,7 @@ async fn read(
         server,
         columns: plan.scan_columns.clone(),
         batch_size: 8192,
+        with_server_time: true,
     };
     let batches = scan(snapshot, request, state.inner.query_context.clone())?;
     let chunks = export_stream(

@@ -17,14 +17,12 @@
 //! time, so `Time` skips the wall-clock hour a spring-forward removes and
 //! shows the hour a fall-back repeats twice, each row a real instant.
 
-use std::fmt::Write as _;
-
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt8Array};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::TimeZone as _;
 use platform::{FuelSensor, Tracker, UserAuth};
-use query::series::{Readings, read_series};
+use query::series::{Chunk, Readings, read_series};
 use query::time_range::{
     SelectionParams, TimeContext, parse_duration, parse_selection, range_ending_now,
 };
@@ -388,7 +386,19 @@ fn columns_needed(
     columns
 }
 
+/// One output column to compute.
+#[derive(Debug, Clone, Copy)]
+enum Job<'a> {
+    /// A fuel sensor: its input through its calibration table, in litres.
+    Fuel(&'a FuelSensor, &'a [(f64, f64)]),
+    /// MOVEMENT codes from speed and the ignition source.
+    Movement,
+    /// A stored column as it is (`speed`, `lng`, `lat`).
+    Plain(&'static str),
+}
+
 /// Resamples every requested column and writes the CSV (clarification 23).
+/// The columns are independent, so they are computed on two threads.
 fn compute_csv(
     readings: &Readings,
     grid: &Grid,
@@ -396,89 +406,130 @@ fn compute_csv(
     sensors: &[FuelSensor],
     tracker: &Tracker,
     zone: chrono_tz::Tz,
-) -> ApiResult<String> {
-    let times = readings.times()?;
-    let float = |name: &str| -> ApiResult<Float64Array> {
-        let column = readings
-            .column(name)
-            .ok_or_else(|| internal(format!("the series read lacks {name}")))?;
+) -> ApiResult<Vec<u8>> {
+    let mut header: Vec<String> = vec!["Time".into()];
+    let mut jobs: Vec<(Job<'_>, Rule)> = Vec::new();
+    for (data_type, rule) in props {
+        match data_type {
+            DataType::Fuel => {
+                for sensor in sensors {
+                    if let Some(table) = &sensor.calibration {
+                        jobs.push((Job::Fuel(sensor, &table.0), *rule));
+                        header.push(sensor.name.clone());
+                    }
+                }
+            }
+            DataType::Movement => {
+                jobs.push((Job::Movement, *rule));
+                header.push(data_type.column().into());
+            }
+            DataType::Speed | DataType::Lng | DataType::Lat => {
+                let column = match data_type {
+                    DataType::Speed => "speed",
+                    DataType::Lng => "lng",
+                    _ => "lat",
+                };
+                jobs.push((Job::Plain(column), *rule));
+                header.push(data_type.column().into());
+            }
+        }
+    }
+    let run = |jobs: &[(Job<'_>, Rule)]| -> ApiResult<Vec<Float64Array>> {
+        let mut buffer = SeriesBuf::new();
+        jobs.iter()
+            .map(|(job, rule)| run_job(readings, *job, rule, grid, tracker, &mut buffer))
+            .collect()
+    };
+    let (first, second) = jobs.split_at(jobs.len() / 2);
+    let outputs = std::thread::scope(|scope| -> ApiResult<Vec<Float64Array>> {
+        let other = scope.spawn(|| run(second));
+        let mut outputs = run(first)?;
+        let rest = other
+            .join()
+            .map_err(|_| internal("a resampling thread panicked".into()))??;
+        outputs.extend(rest);
+        Ok(outputs)
+    })?;
+    Ok(write_csv(&header, &outputs, grid, zone))
+}
+
+/// Gathers one column's readings chunk by chunk (no concatenation) and resamples them.
+fn run_job(
+    readings: &Readings,
+    job: Job<'_>,
+    rule: &Rule,
+    grid: &Grid,
+    tracker: &Tracker,
+    buffer: &mut SeriesBuf,
+) -> ApiResult<Float64Array> {
+    let chunks = |name: &str| -> ApiResult<Vec<Chunk<'_>>> {
+        readings
+            .chunks(name)?
+            .ok_or_else(|| internal(format!("the series read lacks {name}")))
+    };
+    let float = |name: &str, column: &dyn Array| -> ApiResult<Float64Array> {
         column
             .as_any()
             .downcast_ref::<Float64Array>()
             .cloned()
             .ok_or_else(|| internal(format!("{name} is not Float64")))
     };
-    let mut buffer = SeriesBuf::new();
-    let mut header: Vec<String> = vec!["Time".into()];
-    let mut outputs: Vec<Float64Array> = Vec::new();
-    let mut run = |values: &Float64Array, rule: &Rule| -> ApiResult<Float64Array> {
-        buffer
-            .fill_from(times, values)
-            .map_err(|e| internal(format!("gathering a series: {e}")))?;
-        Ok(resample::resample(&buffer.as_series(), grid, rule))
-    };
-    for (data_type, rule) in props {
-        match data_type {
-            DataType::Fuel => {
-                for sensor in sensors {
-                    let Some(table) = &sensor.calibration else {
-                        continue;
-                    };
-                    let litres = resample::calibrate(
-                        &float(&format!("inputs.{}", sensor.input_name))?,
-                        &table.0,
-                    );
-                    outputs.push(run(&litres, rule)?);
-                    header.push(sensor.name.clone());
-                }
+    let gathered = |e: resample::Error| internal(format!("gathering a series: {e}"));
+    buffer.clear();
+    match job {
+        Job::Fuel(sensor, table) => {
+            let name = format!("inputs.{}", sensor.input_name);
+            for (times, column) in chunks(&name)? {
+                let litres = resample::calibrate(&float(&name, column.as_ref())?, table);
+                buffer.extend_from(times, &litres).map_err(gathered)?;
             }
-            DataType::Movement => {
-                let speed = float("speed")?;
-                let ignition = readings
-                    .column(&tracker.ignition_source)
-                    .map(|c| ignition_of(c.as_ref()));
-                let states =
-                    resample::movement(&speed, ignition.as_ref(), tracker.idle_speed_threshold_kmh);
-                outputs.push(run(&states, rule)?);
-                header.push(data_type.column().into());
+        }
+        Job::Movement => {
+            let speed = chunks("speed")?;
+            let ignition = readings.chunks(&tracker.ignition_source)?;
+            for (i, (times, column)) in speed.iter().enumerate() {
+                let on = ignition
+                    .as_ref()
+                    .and_then(|chunks| chunks.get(i))
+                    .map(|(_, column)| ignition_of(column.as_ref()));
+                let codes = resample::movement(
+                    &float("speed", column.as_ref())?,
+                    on.as_ref(),
+                    tracker.idle_speed_threshold_kmh,
+                );
+                buffer.extend_from(times, &codes).map_err(gathered)?;
             }
-            DataType::Speed => {
-                outputs.push(run(&float("speed")?, rule)?);
-                header.push(data_type.column().into());
-            }
-            DataType::Lng => {
-                outputs.push(run(&float("lng")?, rule)?);
-                header.push(data_type.column().into());
-            }
-            DataType::Lat => {
-                outputs.push(run(&float("lat")?, rule)?);
-                header.push(data_type.column().into());
+        }
+        Job::Plain(name) => {
+            for (times, column) in chunks(name)? {
+                buffer
+                    .extend_from(times, &float(name, column.as_ref())?)
+                    .map_err(gathered)?;
             }
         }
     }
-    Ok(write_csv(&header, &outputs, grid, zone))
+    Ok(resample::resample(&buffer.as_series(), grid, rule))
 }
 
 /// Ignition readings as booleans: discrete inputs and numbers non-zero,
 /// states `true`/`false` or a number; anything else unknown (off).
 fn ignition_of(column: &dyn Array) -> BooleanArray {
     if let Some(states) = column.as_any().downcast_ref::<StringArray>() {
-        return states
-            .iter()
-            .map(|v| {
-                v.and_then(|text| match text.trim() {
-                    "true" => Some(true),
-                    "false" => Some(false),
-                    number => number.parse::<f64>().ok().map(|n| n != 0.0),
-                })
-            })
-            .collect();
+        // Unknown text counts as off, like a null.
+        return BooleanArray::from_unary(states, |text| match text.as_bytes() {
+            b"true" => true,
+            b"false" | b"0" => false,
+            other => std::str::from_utf8(other)
+                .ok()
+                .and_then(|t| t.trim().parse::<f64>().ok())
+                .is_some_and(|n| n != 0.0),
+        });
     }
     if let Some(discrete) = column.as_any().downcast_ref::<UInt8Array>() {
-        return discrete.iter().map(|v| v.map(|n| n != 0)).collect();
+        return BooleanArray::from_unary(discrete, |n| n != 0);
     }
     if let Some(numbers) = column.as_any().downcast_ref::<Float64Array>() {
-        return numbers.iter().map(|v| v.map(|n| n != 0.0)).collect();
+        return BooleanArray::from_unary(numbers, |n| n != 0.0);
     }
     BooleanArray::new_null(column.len())
 }
@@ -490,48 +541,57 @@ fn write_csv(
     outputs: &[Float64Array],
     grid: &Grid,
     zone: chrono_tz::Tz,
-) -> String {
-    let mut out = String::with_capacity((grid.len() + 1) * (17 + 10 * outputs.len()));
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity((grid.len() + 1) * (17 + 10 * outputs.len()));
     for (i, name) in header.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
         if name.contains([',', '"', '\n', '\r']) {
-            out.push('"');
-            out.push_str(&name.replace('"', "\"\""));
-            out.push('"');
+            out.push(b'"');
+            out.extend_from_slice(name.replace('"', "\"\"").as_bytes());
+            out.push(b'"');
         } else {
-            out.push_str(name);
+            out.extend_from_slice(name.as_bytes());
         }
     }
-    out.push('\n');
+    out.push(b'\n');
     for (row, instant) in grid.instants().enumerate() {
         match chrono::Utc.timestamp_millis_opt(instant).single() {
-            Some(t) => {
-                let _ = write!(out, "{}", t.with_timezone(&zone).format("%Y-%m-%dT%H:%M"));
-            }
-            None => out.push_str("\\N"),
+            Some(t) => write_minute(&mut out, &t.with_timezone(&zone).naive_local()),
+            None => out.extend_from_slice(b"\\N"),
         }
         for column in outputs {
-            out.push(',');
-            if column.is_valid(row) {
-                write_number(&mut out, column.value(row));
-            } else {
-                out.push_str("\\N");
+            out.push(b',');
+            if !(column.is_valid(row) && query::csv::write_f64(column.value(row), &mut out)) {
+                out.extend_from_slice(b"\\N");
             }
         }
-        out.push('\n');
+        out.push(b'\n');
     }
     out
 }
 
-/// A number in its shortest exact form; `-0` as `0`.
-fn write_number(out: &mut String, n: f64) {
-    if !n.is_finite() {
-        out.push_str("\\N");
-    } else if n == n.trunc() && n.abs() < 1e15 {
-        let _ = write!(out, "{}", n as i64);
-    } else {
-        let _ = write!(out, "{n}");
+/// `YYYY-MM-DDTHH:MM`, digits written directly (no format string per row).
+fn write_minute(out: &mut Vec<u8>, t: &chrono::NaiveDateTime) {
+    use chrono::{Datelike as _, Timelike as _};
+    let two = |out: &mut Vec<u8>, n: u32| {
+        out.push(b'0' + (n / 10 % 10) as u8);
+        out.push(b'0' + (n % 10) as u8);
+    };
+    match u32::try_from(t.year()) {
+        Ok(year) if year <= 9999 => {
+            two(out, year / 100);
+            two(out, year % 100);
+        }
+        _ => out.extend_from_slice(t.year().to_string().as_bytes()),
     }
+    out.push(b'-');
+    two(out, t.month());
+    out.push(b'-');
+    two(out, t.day());
+    out.push(b'T');
+    two(out, t.hour());
+    out.push(b':');
+    two(out, t.minute());
 }

@@ -17,3 +17,4 @@
 pub mod export;
 pub mod fleet;
 pub mod layout;
+pub mod resampling;

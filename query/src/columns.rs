@@ -98,6 +98,7 @@ pub async fn present_inner_columns(
         server,
         columns: candidates.iter().cloned().collect(),
         batch_size: 8192,
+        with_server_time: true,
     };
     let mut batches = scan(snapshot.clone(), request, ctx)?;
     let mut present = BTreeSet::new();

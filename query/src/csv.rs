@@ -38,6 +38,8 @@ use schemas::{GpsFixType, MnType};
 mod error;
 mod json;
 mod number;
+
+pub use number::write_f64;
 mod prepared;
 mod time;
 

@@ -55,10 +55,18 @@ pub struct ScanRequest {
     pub columns: Vec<String>,
     /// Rows per batch.
     pub batch_size: usize,
+    /// Whether the batches carry `server_time` (a read that neither filters
+    /// nor returns it, such as resampling, saves decoding it).
+    pub with_server_time: bool,
 }
 
 /// The schema of a scan's batches: `tracker_id`, `msg_time`, `server_time`, then the requested columns.
 pub fn scan_schema(columns: &[String]) -> Result<SchemaRef> {
+    scan_schema_with(columns, true)
+}
+
+/// [`scan_schema`], with or without `server_time`.
+fn scan_schema_with(columns: &[String], with_server_time: bool) -> Result<SchemaRef> {
     let mut fields = vec![
         Field::new(
             columns::TRACKER_ID,
@@ -66,8 +74,14 @@ pub fn scan_schema(columns: &[String]) -> Result<SchemaRef> {
             false,
         ),
         Field::new(columns::MESSAGE_TIME, columns::time_type(), false),
-        Field::new(columns::SERVER_TIME, columns::time_type(), false),
     ];
+    if with_server_time {
+        fields.push(Field::new(
+            columns::SERVER_TIME,
+            columns::time_type(),
+            false,
+        ));
+    }
     for name in columns {
         let data_type = if name == columns::FLAGS {
             datafusion::arrow::datatypes::DataType::Int64
@@ -91,7 +105,34 @@ pub fn scan(
     request: ScanRequest,
     ctx: Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
-    let schema = scan_schema(&request.columns)?;
+    let (schema, plans) = day_plans(&snapshot, &request)?;
+    // `snapshot` travels with the stream, keeping its files on disk until the stream ends.
+    let keep_alive = snapshot.clone();
+    let stream = futures::stream::iter(plans)
+        .map(move |plan| {
+            let _ = &keep_alive;
+            match plan.execute(0, ctx.clone()) {
+                Ok(stream) => stream.boxed(),
+                Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+            }
+        })
+        .flatten();
+    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+}
+
+/// The scan's schema and one plan per UTC day of message time, in day order:
+/// the days never overlap, so their outputs chained are in message-time
+/// order. Each plan has one output partition.
+pub(crate) fn day_plans(
+    snapshot: &TelemetrySnapshot,
+    request: &ScanRequest,
+) -> Result<(SchemaRef, Vec<Arc<dyn ExecutionPlan>>)> {
+    if request.server.is_some() && !request.with_server_time {
+        return Err(Error::Internal(
+            "a server-time filter needs the server_time column".into(),
+        ));
+    }
+    let schema = scan_schema_with(&request.columns, request.with_server_time)?;
     let (from, to) = request.message;
     let server = request.server.unwrap_or((i64::MIN, i64::MAX));
     let mut days: BTreeMap<i64, (Vec<FileEntry>, Vec<RecordBatch>)> = BTreeMap::new();
@@ -110,16 +151,16 @@ pub fn scan(
         }
     }
     for batch in &snapshot.unflushed {
-        for (day, rows) in memtable_rows(batch, &schema, &request, server)? {
+        for (day, rows) in memtable_rows(batch, &schema, request, server)? {
             days.entry(day).or_default().1.push(rows);
         }
     }
-    let predicate = predicate(&schema, &request, server)?;
+    let predicate = predicate(&schema, request, server)?;
     let plans = days
         .into_iter()
         .map(|(_, (files, memory))| {
             day_plan(
-                &snapshot,
+                snapshot,
                 &schema,
                 files,
                 memory,
@@ -128,18 +169,7 @@ pub fn scan(
             )
         })
         .collect::<Result<Vec<_>>>()?;
-    // `snapshot` travels with the stream, keeping its files on disk until the stream ends.
-    let keep_alive = snapshot.clone();
-    let stream = futures::stream::iter(plans)
-        .map(move |plan| {
-            let _ = &keep_alive;
-            match plan.execute(0, ctx.clone()) {
-                Ok(stream) => stream.boxed(),
-                Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
-            }
-        })
-        .flatten();
-    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    Ok((schema, plans))
 }
 
 /// The filter every row must pass: the tracker and both time ranges.

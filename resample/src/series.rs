@@ -90,15 +90,42 @@ impl SeriesBuf {
     /// error the buffer is left empty. Dropping null and non-finite values is
     /// the spec's "the caller drops those"; their timestamps go with them.
     pub fn fill_from(&mut self, times: &[i64], values: &Float64Array) -> Result<()> {
+        self.clear();
+        self.extend_from(times, values)
+    }
+
+    /// Empties the buffers, keeping their memory.
+    pub fn clear(&mut self) {
         self.times.clear();
         self.values.clear();
+    }
+
+    /// Appends the non-null, finite readings of one more chunk (a record
+    /// batch of a scan, say), so a series is gathered without concatenating
+    /// the chunks first. The chunk's times must be sorted and not before the
+    /// last time gathered; on error the buffer is left empty.
+    pub fn extend_from(&mut self, times: &[i64], values: &Float64Array) -> Result<()> {
         if times.len() != values.len() {
+            self.clear();
             return Err(Error::LengthMismatch {
                 times: times.len(),
                 values: values.len(),
             });
         }
-        check_sorted(times)?;
+        let continues = match (self.times.last(), times.first()) {
+            (Some(last), Some(first)) => last <= first,
+            _ => true,
+        };
+        // A chunk that starts before the last gathered time is out of order at its first reading.
+        let sorted = if continues {
+            check_sorted(times)
+        } else {
+            Err(Error::Unsorted { index: 0 })
+        };
+        if let Err(e) = sorted {
+            self.clear();
+            return Err(e);
+        }
         let raw = values.values();
         match values.nulls() {
             None if raw.iter().all(|v| v.is_finite()) => {
@@ -214,6 +241,27 @@ mod tests {
         );
         assert!(buf.as_series().is_empty());
         assert!(buf.fill_from(&[1], &values).is_err());
+        assert!(buf.as_series().is_empty());
+    }
+
+    #[test]
+    fn extend_from_gathers_chunks_in_order() {
+        let mut buf = SeriesBuf::new();
+        buf.extend_from(&[1, 2], &Float64Array::from(vec![Some(1.0), None]))
+            .unwrap();
+        buf.extend_from(&[2, 5], &Float64Array::from(vec![2.0, f64::NAN]))
+            .unwrap();
+        buf.extend_from(&[], &Float64Array::from(Vec::<f64>::new()))
+            .unwrap();
+        buf.extend_from(&[7], &Float64Array::from(vec![7.0]))
+            .unwrap();
+        assert_eq!(buf.as_series().times(), [1, 2, 7]);
+        assert_eq!(buf.as_series().values(), [1.0, 2.0, 7.0]);
+        // A chunk starting before the last time gathered is refused, and empties the buffer.
+        assert_eq!(
+            buf.extend_from(&[6], &Float64Array::from(vec![6.0])),
+            Err(Error::Unsorted { index: 0 })
+        );
         assert!(buf.as_series().is_empty());
     }
 }

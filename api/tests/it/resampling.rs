@@ -397,7 +397,11 @@ async fn movement_follows_the_tracker_settings() {
             .set_tracker_movement(id, threshold, source)
             .await
             .unwrap_err();
-        assert_eq!(err.code(), schemas::ErrorCode::InvalidParameters, "{source}");
+        assert_eq!(
+            err.code(),
+            schemas::ErrorCode::InvalidParameters,
+            "{source}"
+        );
     }
     // An ignition source the tracker never reports: below the threshold is parking.
     srv.store

@@ -100,9 +100,10 @@ pub(super) fn write_int<I: itoa::Integer>(v: I, out: &mut Vec<u8>) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Writes `v` in its shortest exact form; `false` (nothing written) when not finite.
+/// Writes `v` in its shortest exact form (what Rust prints, `-0` as `0`);
+/// `false` (nothing written) when not finite.
 #[inline]
-pub(super) fn write_f64(v: f64, out: &mut Vec<u8>) -> bool {
+pub fn write_f64(v: f64, out: &mut Vec<u8>) -> bool {
     if !v.is_finite() {
         return false;
     }
