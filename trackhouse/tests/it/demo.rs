@@ -118,7 +118,10 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
             // CSV: Time, the first tracker's sensor, SPEED, MOVEMENT, LNG, LAT on a 15-minute grid.
             let lines: Vec<&str> = output.lines().collect();
             assert_eq!(lines.len(), 5, "{context}");
-            assert_eq!(lines[0], "Time,Main tank,SPEED,MOVEMENT,LNG,LAT", "{context}");
+            assert_eq!(
+                lines[0], "Time,Main tank,SPEED,MOVEMENT,LNG,LAT",
+                "{context}"
+            );
             let minute = lines[1].get(14..16).unwrap_or("?");
             assert!(["00", "15", "30", "45"].contains(&minute), "{context}");
             assert_eq!(lines[1].split(',').count(), 6, "{context}");
