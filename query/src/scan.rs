@@ -105,13 +105,28 @@ pub fn scan(
     request: ScanRequest,
     ctx: Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
-    let (schema, plans) = day_plans(&snapshot, &request)?;
+    let (schema, days) = day_inputs(&snapshot, &request)?;
+    let predicate = predicate(
+        &schema,
+        &request,
+        request.server.unwrap_or((i64::MIN, i64::MAX)),
+    )?;
+    // Each day's plan is built when the previous day is done, so the first
+    // rows (and the answer's first byte) do not wait for every day's plan.
     // `snapshot` travels with the stream, keeping its files on disk until the stream ends.
-    let keep_alive = snapshot.clone();
-    let stream = futures::stream::iter(plans)
-        .map(move |plan| {
-            let _ = &keep_alive;
-            match plan.execute(0, ctx.clone()) {
+    let plan_schema = schema.clone();
+    let stream = futures::stream::iter(days)
+        .map(move |(files, memory)| {
+            let plan = day_plan(
+                &snapshot,
+                &plan_schema,
+                files,
+                memory,
+                &predicate,
+                request.batch_size,
+            )
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)));
+            match plan.and_then(|plan| plan.execute(0, ctx.clone())) {
                 Ok(stream) => stream.boxed(),
                 Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
             }
@@ -120,6 +135,9 @@ pub fn scan(
     Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
 }
 
+/// One UTC day's input: its files and its memtable rows.
+type DayInput = (Vec<FileEntry>, Vec<RecordBatch>);
+
 /// The scan's schema and one plan per UTC day of message time, in day order:
 /// the days never overlap, so their outputs chained are in message-time
 /// order. Each plan has one output partition.
@@ -127,6 +145,34 @@ pub(crate) fn day_plans(
     snapshot: &TelemetrySnapshot,
     request: &ScanRequest,
 ) -> Result<(SchemaRef, Vec<Arc<dyn ExecutionPlan>>)> {
+    let (schema, days) = day_inputs(snapshot, request)?;
+    let predicate = predicate(
+        &schema,
+        request,
+        request.server.unwrap_or((i64::MIN, i64::MAX)),
+    )?;
+    let plans = days
+        .into_iter()
+        .map(|(files, memory)| {
+            day_plan(
+                snapshot,
+                &schema,
+                files,
+                memory,
+                &predicate,
+                request.batch_size,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((schema, plans))
+}
+
+/// The scan's schema and the inputs of each UTC day of message time that
+/// may hold rows, in day order.
+fn day_inputs(
+    snapshot: &TelemetrySnapshot,
+    request: &ScanRequest,
+) -> Result<(SchemaRef, Vec<DayInput>)> {
     if request.server.is_some() && !request.with_server_time {
         return Err(Error::Internal(
             "a server-time filter needs the server_time column".into(),
@@ -155,21 +201,7 @@ pub(crate) fn day_plans(
             days.entry(day).or_default().1.push(rows);
         }
     }
-    let predicate = predicate(&schema, request, server)?;
-    let plans = days
-        .into_iter()
-        .map(|(_, (files, memory))| {
-            day_plan(
-                snapshot,
-                &schema,
-                files,
-                memory,
-                &predicate,
-                request.batch_size,
-            )
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((schema, plans))
+    Ok((schema, days.into_values().collect()))
 }
 
 /// The filter every row must pass: the tracker and both time ranges.
