@@ -22,7 +22,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::TimeZone as _;
 use platform::{FuelSensor, Tracker, UserAuth};
-use query::series::{Chunk, Readings, read_series_by_day};
+use query::series::{Chunk, Readings, read_series};
 use query::time_range::{
     SelectionParams, TimeContext, parse_duration, parse_selection, range_ending_now,
 };
@@ -317,29 +317,21 @@ async fn resampling(state: AppState, caller: UserAuth, p: ResamplingParams) -> A
         Vec::new()
     };
     let columns = columns_needed(&props, &sensors, &tracker);
-    let (header, jobs) = output_columns(&props, &sensors, &tracker);
-    let sources: std::sync::Arc<Vec<Source>> =
-        std::sync::Arc::new(jobs.iter().map(|(s, _)| s.clone()).collect());
     // Readings older than the store period are not analysed (clarification 19).
     let cutoff = tracker.store_period.cutoff(now).timestamp_millis();
-    // Each day's readings are gathered (and calibrated, turned into movement
-    // codes) in the task that read them, while other days are still decoding.
-    let gather_sources = sources.clone();
-    let days = read_series_by_day(
+    let readings = read_series(
         state.inner.ingest.snapshot(),
         tracker.id.0,
         (range.from_ms.max(cutoff), range.to_ms),
         columns,
         state.inner.query_context.clone(),
-        move |day| gather_day(&day, &gather_sources),
     )
-    .await?
-    .into_iter()
-    .collect::<ApiResult<Vec<_>>>()?;
-    let rules: Vec<Rule> = jobs.iter().map(|(_, rule)| *rule).collect();
-    let csv = tokio::task::spawn_blocking(move || compute_csv(days, &rules, &header, &grid, zone))
-        .await
-        .map_err(|e| internal(format!("resampling task: {e}")))??;
+    .await?;
+    let csv = tokio::task::spawn_blocking(move || {
+        compute_csv(&readings, &grid, &props, &sensors, &tracker, zone)
+    })
+    .await
+    .map_err(|e| internal(format!("resampling task: {e}")))??;
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], csv).into_response())
 }
 
@@ -394,57 +386,41 @@ fn columns_needed(
     columns
 }
 
-/// Where one output column's readings come from, owned so that the day
-/// tasks can use it.
-#[derive(Debug, Clone)]
-enum Source {
-    /// A fuel sensor's input through its calibration table, in litres.
-    Fuel {
-        column: String,
-        table: Vec<(f64, f64)>,
-    },
+/// One output column to compute.
+#[derive(Debug, Clone, Copy)]
+enum Job<'a> {
+    /// A fuel sensor: its input through its calibration table, in litres.
+    Fuel(&'a FuelSensor, &'a [(f64, f64)]),
     /// MOVEMENT codes from speed and the ignition source.
-    Movement {
-        ignition: String,
-        threshold_kmh: f64,
-    },
+    Movement,
     /// A stored column as it is (`speed`, `lng`, `lat`).
     Plain(&'static str),
 }
 
-/// The CSV header and, for each column after `Time`, its source and rule.
-fn output_columns(
+/// Resamples every requested column and writes the CSV (clarification 23).
+/// The columns are independent, so they are computed on two threads.
+fn compute_csv(
+    readings: &Readings,
+    grid: &Grid,
     props: &[(DataType, Rule)],
     sensors: &[FuelSensor],
     tracker: &Tracker,
-) -> (Vec<String>, Vec<(Source, Rule)>) {
+    zone: chrono_tz::Tz,
+) -> ApiResult<Vec<u8>> {
     let mut header: Vec<String> = vec!["Time".into()];
-    let mut jobs = Vec::new();
+    let mut jobs: Vec<(Job<'_>, Rule)> = Vec::new();
     for (data_type, rule) in props {
         match data_type {
             DataType::Fuel => {
                 for sensor in sensors {
                     if let Some(table) = &sensor.calibration {
-                        let column = format!("inputs.{}", sensor.input_name);
-                        jobs.push((
-                            Source::Fuel {
-                                column,
-                                table: table.0.clone(),
-                            },
-                            *rule,
-                        ));
+                        jobs.push((Job::Fuel(sensor, &table.0), *rule));
                         header.push(sensor.name.clone());
                     }
                 }
             }
             DataType::Movement => {
-                jobs.push((
-                    Source::Movement {
-                        ignition: tracker.ignition_source.clone(),
-                        threshold_kmh: tracker.idle_speed_threshold_kmh,
-                    },
-                    *rule,
-                ));
+                jobs.push((Job::Movement, *rule));
                 header.push(data_type.column().into());
             }
             DataType::Speed | DataType::Lng | DataType::Lat => {
@@ -453,18 +429,42 @@ fn output_columns(
                     DataType::Lng => "lng",
                     _ => "lat",
                 };
-                jobs.push((Source::Plain(column), *rule));
+                jobs.push((Job::Plain(column), *rule));
                 header.push(data_type.column().into());
             }
         }
     }
-    (header, jobs)
+    let run = |jobs: &[(Job<'_>, Rule)]| -> ApiResult<Vec<Float64Array>> {
+        let mut buffer = SeriesBuf::new();
+        jobs.iter()
+            .map(|(job, rule)| run_job(readings, *job, rule, grid, tracker, &mut buffer))
+            .collect()
+    };
+    let (first, second) = jobs.split_at(jobs.len() / 2);
+    let outputs = std::thread::scope(|scope| -> ApiResult<Vec<Float64Array>> {
+        let other = scope.spawn(|| run(second));
+        let mut outputs = run(first)?;
+        let rest = other
+            .join()
+            .map_err(|_| internal("a resampling thread panicked".into()))??;
+        outputs.extend(rest);
+        Ok(outputs)
+    })?;
+    Ok(write_csv(&header, &outputs, grid, zone))
 }
 
-/// One day's readings of every source, gathered (nulls dropped) and derived.
-fn gather_day(day: &Readings, sources: &[Source]) -> ApiResult<Vec<SeriesBuf>> {
+/// Gathers one column's readings chunk by chunk (no concatenation) and resamples them.
+fn run_job(
+    readings: &Readings,
+    job: Job<'_>,
+    rule: &Rule,
+    grid: &Grid,
+    tracker: &Tracker,
+    buffer: &mut SeriesBuf,
+) -> ApiResult<Float64Array> {
     let chunks = |name: &str| -> ApiResult<Vec<Chunk<'_>>> {
-        day.chunks(name)?
+        readings
+            .chunks(name)?
             .ok_or_else(|| internal(format!("the series read lacks {name}")))
     };
     let float = |name: &str, column: &dyn Array| -> ApiResult<Float64Array> {
@@ -475,91 +475,40 @@ fn gather_day(day: &Readings, sources: &[Source]) -> ApiResult<Vec<SeriesBuf>> {
             .ok_or_else(|| internal(format!("{name} is not Float64")))
     };
     let gathered = |e: resample::Error| internal(format!("gathering a series: {e}"));
-    sources
-        .iter()
-        .map(|source| {
-            let mut buffer = SeriesBuf::new();
-            match source {
-                Source::Fuel {
-                    column: name,
-                    table,
-                } => {
-                    for (times, column) in chunks(name)? {
-                        let litres = resample::calibrate(&float(name, column.as_ref())?, table);
-                        buffer.extend_from(times, &litres).map_err(gathered)?;
-                    }
-                }
-                Source::Movement {
-                    ignition,
-                    threshold_kmh,
-                } => {
-                    let speed = chunks("speed")?;
-                    let ignition = day.chunks(ignition)?;
-                    for (i, (times, column)) in speed.iter().enumerate() {
-                        let on = ignition
-                            .as_ref()
-                            .and_then(|chunks| chunks.get(i))
-                            .map(|(_, column)| ignition_of(column.as_ref()));
-                        let codes = resample::movement(
-                            &float("speed", column.as_ref())?,
-                            on.as_ref(),
-                            *threshold_kmh,
-                        );
-                        buffer.extend_from(times, &codes).map_err(gathered)?;
-                    }
-                }
-                Source::Plain(name) => {
-                    for (times, column) in chunks(name)? {
-                        buffer
-                            .extend_from(times, &float(name, column.as_ref())?)
-                            .map_err(gathered)?;
-                    }
-                }
+    buffer.clear();
+    match job {
+        Job::Fuel(sensor, table) => {
+            let name = format!("inputs.{}", sensor.input_name);
+            for (times, column) in chunks(&name)? {
+                let litres = resample::calibrate(&float(&name, column.as_ref())?, table);
+                buffer.extend_from(times, &litres).map_err(gathered)?;
             }
-            Ok(buffer)
-        })
-        .collect()
-}
-
-/// Joins each column's days, resamples the columns on two threads (they are
-/// independent) and writes the CSV (clarification 23).
-fn compute_csv(
-    days: Vec<Vec<SeriesBuf>>,
-    rules: &[Rule],
-    header: &[String],
-    grid: &Grid,
-    zone: chrono_tz::Tz,
-) -> ApiResult<Vec<u8>> {
-    let run = |columns: std::ops::Range<usize>| -> ApiResult<Vec<Float64Array>> {
-        let mut series = SeriesBuf::new();
-        columns
-            .map(|i| {
-                series.clear();
-                for day in &days {
-                    if let Some(part) = day.get(i) {
-                        series
-                            .append(part)
-                            .map_err(|e| internal(format!("joining days: {e}")))?;
-                    }
-                }
-                let rule = rules
-                    .get(i)
-                    .ok_or_else(|| internal("a column without its rule".into()))?;
-                Ok(resample::resample(&series.as_series(), grid, rule))
-            })
-            .collect()
-    };
-    let half = rules.len() / 2;
-    let outputs = std::thread::scope(|scope| -> ApiResult<Vec<Float64Array>> {
-        let other = scope.spawn(|| run(half..rules.len()));
-        let mut outputs = run(0..half)?;
-        let rest = other
-            .join()
-            .map_err(|_| internal("a resampling thread panicked".into()))??;
-        outputs.extend(rest);
-        Ok(outputs)
-    })?;
-    Ok(write_csv(header, &outputs, grid, zone))
+        }
+        Job::Movement => {
+            let speed = chunks("speed")?;
+            let ignition = readings.chunks(&tracker.ignition_source)?;
+            for (i, (times, column)) in speed.iter().enumerate() {
+                let on = ignition
+                    .as_ref()
+                    .and_then(|chunks| chunks.get(i))
+                    .map(|(_, column)| ignition_of(column.as_ref()));
+                let codes = resample::movement(
+                    &float("speed", column.as_ref())?,
+                    on.as_ref(),
+                    tracker.idle_speed_threshold_kmh,
+                );
+                buffer.extend_from(times, &codes).map_err(gathered)?;
+            }
+        }
+        Job::Plain(name) => {
+            for (times, column) in chunks(name)? {
+                buffer
+                    .extend_from(times, &float(name, column.as_ref())?)
+                    .map_err(gathered)?;
+            }
+        }
+    }
+    Ok(resample::resample(&buffer.as_series(), grid, rule))
 }
 
 /// Ignition readings as booleans: discrete inputs and numbers non-zero,

@@ -61,6 +61,9 @@ impl Readings {
 
 /// Reads `columns` (storage names: `speed`, `inputs.lls_level_1`,
 /// `states.ignition`, ...) of `tracker` with message time in `[from, to)`.
+///
+/// The days are read concurrently, each in its own task (so the runtime's
+/// workers share the decoding), and their batches kept in day order.
 pub async fn read_series(
     snapshot: Arc<TelemetrySnapshot>,
     tracker: i64,
@@ -68,28 +71,6 @@ pub async fn read_series(
     columns: Vec<String>,
     ctx: Arc<TaskContext>,
 ) -> Result<Readings> {
-    let days = read_series_by_day(snapshot, tracker, message, columns, ctx, |day| day).await?;
-    Ok(Readings {
-        batches: days.into_iter().flat_map(|day| day.batches).collect(),
-    })
-}
-
-/// [`read_series`] one UTC day at a time: each day is read in its own task
-/// (so the runtime's workers decode several days at once) and handed to
-/// `per_day` in that task, so work on a day's readings overlaps the
-/// decoding of others. The answers come back in day order.
-pub async fn read_series_by_day<T, F>(
-    snapshot: Arc<TelemetrySnapshot>,
-    tracker: i64,
-    message: (i64, i64),
-    columns: Vec<String>,
-    ctx: Arc<TaskContext>,
-    per_day: F,
-) -> Result<Vec<T>>
-where
-    T: Send + 'static,
-    F: Fn(Readings) -> T + Send + Sync + 'static,
-{
     let request = ScanRequest {
         tracker,
         message: (message.0, message.1.max(message.0)),
@@ -99,29 +80,25 @@ where
         with_server_time: false,
     };
     let (_, plans) = day_plans(&snapshot, &request)?;
-    let per_day = Arc::new(per_day);
     let tasks: Vec<_> = plans
         .into_iter()
         .map(|plan| {
             let ctx = ctx.clone();
-            let per_day = per_day.clone();
             // Each task holds the snapshot, keeping its files on disk while it reads.
             let snapshot = snapshot.clone();
             tokio::spawn(async move {
                 let _files = snapshot;
-                let batches = plan.execute(0, ctx)?.try_collect::<Vec<_>>().await?;
-                let batches = batches.into_iter().filter(|b| b.num_rows() > 0).collect();
-                Ok::<_, datafusion::error::DataFusionError>(per_day(Readings { batches }))
+                plan.execute(0, ctx)?.try_collect::<Vec<_>>().await
             })
         })
         .collect();
-    let mut days = Vec::with_capacity(tasks.len());
+    let mut batches = Vec::new();
     for task in tasks {
-        days.push(
-            task.await
-                .map_err(|e| Error::Internal(format!("a day's read failed: {e}")))?
-                .map_err(Error::Plan)?,
-        );
+        let day = task
+            .await
+            .map_err(|e| Error::Internal(format!("a day's read failed: {e}")))?
+            .map_err(Error::Plan)?;
+        batches.extend(day.into_iter().filter(|b| b.num_rows() > 0));
     }
-    Ok(days)
+    Ok(Readings { batches })
 }

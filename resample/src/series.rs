@@ -144,31 +144,6 @@ impl SeriesBuf {
         Ok(())
     }
 
-    /// Appends another buffer's readings (gathered from a later chunk, e.g.
-    /// the next day); they must not start before the last time gathered. On
-    /// error the buffer is left empty.
-    pub fn append(&mut self, other: &SeriesBuf) -> Result<()> {
-        if let (Some(last), Some(first)) = (self.times.last(), other.times.first()) {
-            if first < last {
-                self.clear();
-                return Err(Error::Unsorted { index: 0 });
-            }
-        }
-        self.times.extend_from_slice(&other.times);
-        self.values.extend_from_slice(&other.values);
-        Ok(())
-    }
-
-    /// Readings gathered.
-    pub fn len(&self) -> usize {
-        self.times.len()
-    }
-
-    /// Whether nothing is gathered.
-    pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
-    }
-
     fn push_kept(&mut self, readings: impl ExactSizeIterator<Item = (i64, f64, bool)>) {
         self.times.reserve(readings.len());
         self.values.reserve(readings.len());
@@ -288,24 +263,5 @@ mod tests {
             Err(Error::Unsorted { index: 0 })
         );
         assert!(buf.as_series().is_empty());
-    }
-
-    #[test]
-    fn append_joins_buffers_in_order() {
-        let mut a = SeriesBuf::new();
-        a.fill_from(&[1, 2], &Float64Array::from(vec![1.0, 2.0]))
-            .unwrap();
-        let mut b = SeriesBuf::new();
-        b.fill_from(&[2, 3], &Float64Array::from(vec![5.0, 6.0]))
-            .unwrap();
-        a.append(&b).unwrap();
-        assert_eq!(a.as_series().times(), [1, 2, 2, 3]);
-        assert_eq!(a.len(), 4);
-        let mut early = SeriesBuf::new();
-        early
-            .fill_from(&[0], &Float64Array::from(vec![0.0]))
-            .unwrap();
-        assert_eq!(a.append(&early), Err(Error::Unsorted { index: 0 }));
-        assert!(a.is_empty());
     }
 }
