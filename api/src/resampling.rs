@@ -476,6 +476,7 @@ fn run_job(
     };
     let gathered = |e: resample::Error| internal(format!("gathering a series: {e}"));
     buffer.clear();
+    buffer.reserve(readings.len());
     match job {
         Job::Fuel(sensor, table) => {
             let name = format!("inputs.{}", sensor.input_name);

@@ -144,6 +144,13 @@ impl SeriesBuf {
         Ok(())
     }
 
+    /// Makes room for `additional` more readings, so gathering a series of
+    /// known size copies each reading once (no regrowth).
+    pub fn reserve(&mut self, additional: usize) {
+        self.times.reserve(additional);
+        self.values.reserve(additional);
+    }
+
     fn push_kept(&mut self, readings: impl ExactSizeIterator<Item = (i64, f64, bool)>) {
         self.times.reserve(readings.len());
         self.values.reserve(readings.len());

@@ -186,7 +186,7 @@ enum TrackerCommand {
         /// Moving at or above this speed, km/h.
         #[arg(long, default_value_t = 3.0)]
         idle_speed_threshold_kmh: f64,
-        /// The column reporting ignition: states.<name>, inputs.<name> or discrete_inputs.<n>.
+        /// The column reporting ignition: `states.<name>`, `inputs.<name>` or `discrete_inputs.<n>`.
         #[arg(long, default_value = "states.ignition")]
         ignition_source: String,
     },
