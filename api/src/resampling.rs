@@ -357,35 +357,6 @@ fn grid_of(from_ms: i64, to_ms: i64, step_minutes: i64) -> ApiResult<Grid> {
     Grid::try_new(first, step_ms, len).map_err(|e| ApiError::invalid("step_size", e.to_string()))
 }
 
-/// Storage columns the requested data types read.
-fn columns_needed(
-    props: &[(DataType, Rule)],
-    sensors: &[FuelSensor],
-    tracker: &Tracker,
-) -> Vec<String> {
-    let mut columns: Vec<String> = Vec::new();
-    let mut add = |name: String| {
-        if !columns.contains(&name) {
-            columns.push(name);
-        }
-    };
-    for (data_type, _) in props {
-        match data_type {
-            DataType::Fuel => sensors
-                .iter()
-                .for_each(|s| add(format!("inputs.{}", s.input_name))),
-            DataType::Speed => add("speed".into()),
-            DataType::Movement => {
-                add("speed".into());
-                add(tracker.ignition_source.clone());
-            }
-            DataType::Lng => add("lng".into()),
-            DataType::Lat => add("lat".into()),
-        }
-    }
-    columns
-}
-
 /// One output column to compute.
 #[derive(Debug, Clone, Copy)]
 enum Job<'a> {
@@ -397,18 +368,30 @@ enum Job<'a> {
     Plain(&'static str),
 }
 
-/// Resamples every requested column and writes the CSV (clarification 23).
-/// The columns are independent, so they are computed on two threads.
-fn compute_csv(
-    readings: &Readings,
-    grid: &Grid,
+impl Job<'_> {
+    /// The storage columns the job reads.
+    fn columns(&self, tracker: &Tracker) -> Vec<String> {
+        match self {
+            Self::Fuel(sensor, _) => vec![fuel_input(sensor)],
+            Self::Movement => vec!["speed".into(), tracker.ignition_source.clone()],
+            Self::Plain(column) => vec![(*column).to_owned()],
+        }
+    }
+}
+
+/// The storage column of a fuel sensor's raw input.
+fn fuel_input(sensor: &FuelSensor) -> String {
+    format!("inputs.{}", sensor.input_name)
+}
+
+/// The CSV header and, for each column after `Time`, the job computing it
+/// and its rule (clarification 23's order: sensors, SPEED, MOVEMENT, LNG, LAT).
+fn plan_jobs<'a>(
     props: &[(DataType, Rule)],
-    sensors: &[FuelSensor],
-    tracker: &Tracker,
-    zone: chrono_tz::Tz,
-) -> ApiResult<Vec<u8>> {
+    sensors: &'a [FuelSensor],
+) -> (Vec<String>, Vec<(Job<'a>, Rule)>) {
     let mut header: Vec<String> = vec!["Time".into()];
-    let mut jobs: Vec<(Job<'_>, Rule)> = Vec::new();
+    let mut jobs = Vec::new();
     for (data_type, rule) in props {
         match data_type {
             DataType::Fuel => {
@@ -434,6 +417,37 @@ fn compute_csv(
             }
         }
     }
+    (header, jobs)
+}
+
+/// Storage columns the requested data types read: those of their jobs, once each.
+fn columns_needed(
+    props: &[(DataType, Rule)],
+    sensors: &[FuelSensor],
+    tracker: &Tracker,
+) -> Vec<String> {
+    let mut columns: Vec<String> = Vec::new();
+    for (job, _) in plan_jobs(props, sensors).1 {
+        for column in job.columns(tracker) {
+            if !columns.contains(&column) {
+                columns.push(column);
+            }
+        }
+    }
+    columns
+}
+
+/// Resamples every requested column and writes the CSV (clarification 23).
+/// The columns are independent, so they are computed on two threads.
+fn compute_csv(
+    readings: &Readings,
+    grid: &Grid,
+    props: &[(DataType, Rule)],
+    sensors: &[FuelSensor],
+    tracker: &Tracker,
+    zone: chrono_tz::Tz,
+) -> ApiResult<Vec<u8>> {
+    let (header, jobs) = plan_jobs(props, sensors);
     let run = |jobs: &[(Job<'_>, Rule)]| -> ApiResult<Vec<Float64Array>> {
         let mut buffer = SeriesBuf::new();
         jobs.iter()
@@ -479,7 +493,7 @@ fn run_job(
     buffer.reserve(readings.len());
     match job {
         Job::Fuel(sensor, table) => {
-            let name = format!("inputs.{}", sensor.input_name);
+            let name = fuel_input(sensor);
             for (times, column) in chunks(&name)? {
                 let litres = resample::calibrate(&float(&name, column.as_ref())?, table);
                 buffer.extend_from(times, &litres).map_err(gathered)?;

@@ -73,9 +73,8 @@ pub struct Fixture {
     pub ingest: IngestSummary,
     /// Absolute paths of the Parquet files that may hold the tracker.
     pub files: Vec<PathBuf>,
-    engine: Arc<Ingest>,
+    server: InProcessServer,
     client: reqwest::Client,
-    shutdown: CancellationToken,
 }
 
 /// One export, as the client saw it.
@@ -118,29 +117,24 @@ impl Fixture {
             ingest,
             files,
         } = prepared;
-        // The engine `ingest_fleet` used is shut down; the server gets a new
-        // one over the same, settled, files.
-        let mut registry = Registry::default();
-        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
-        let api_config = ApiConfig {
-            raw_data_max_span_days: days + 1,
-            ..ApiConfig::default()
-        };
-        let state = AppState::new(store, engine.clone(), api_config, registry);
-        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
-        let base = format!("http://{}", server.local_addr()?);
-        let shutdown = CancellationToken::new();
-        tokio::spawn(server.run(shutdown.clone()));
+        let server = InProcessServer::start(
+            data_dir,
+            store,
+            ApiConfig {
+                raw_data_max_span_days: days + 1,
+                ..ApiConfig::default()
+            },
+        )
+        .await?;
         Ok(Self {
-            base,
+            base: server.base.clone(),
             key,
             tracker,
             span_ms,
             ingest,
             files,
-            engine,
+            server,
             client: reqwest::Client::new(),
-            shutdown,
         })
     }
 
@@ -198,8 +192,42 @@ impl Fixture {
 
     /// Stops the server and the engine.
     pub async fn stop(self) -> anyhow::Result<()> {
+        self.server.stop().await
+    }
+}
+
+/// The real server in this process on `127.0.0.1:0`, over a prepared
+/// directory's settled files; shared by the export and resampling fixtures.
+#[derive(Debug)]
+pub struct InProcessServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    engine: Arc<Ingest>,
+    shutdown: CancellationToken,
+}
+
+impl InProcessServer {
+    /// Opens a new engine on `data_dir` (the one that ingested is shut down)
+    /// and serves `store` with `config`.
+    pub async fn start(data_dir: &Path, store: Store, config: ApiConfig) -> anyhow::Result<Self> {
+        let mut registry = Registry::default();
+        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
+        let state = AppState::new(store, engine.clone(), config, registry);
+        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
+        let base = format!("http://{}", server.local_addr()?);
+        let shutdown = CancellationToken::new();
+        tokio::spawn(server.run(shutdown.clone()));
+        Ok(Self {
+            base,
+            engine,
+            shutdown,
+        })
+    }
+
+    /// Stops the server, then the engine.
+    pub async fn stop(self) -> anyhow::Result<()> {
         self.shutdown.cancel();
-        let engine = self.engine.clone();
+        let engine = self.engine;
         tokio::task::spawn_blocking(move || engine.shutdown()).await??;
         Ok(())
     }

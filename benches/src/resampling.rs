@@ -18,21 +18,16 @@
 pub mod compare;
 pub mod polars;
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use api::{ApiConfig, AppState, Server};
-use ingest::{Ingest, IngestConfig};
+use api::ApiConfig;
 use platform::Calibration;
-use prometheus_client::registry::Registry;
 use schemas::TrackerId;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use crate::export::{self, Prepared};
+use crate::export::{self, InProcessServer, Prepared};
 use crate::layout::IngestSummary;
 
 /// The fuel sensor's name: the CSV's fuel column.
@@ -91,9 +86,8 @@ pub struct Fixture {
     pub idle_speed_threshold_kmh: f64,
     /// The tracker's ignition column for MOVEMENT (`states.ignition`).
     pub ignition_source: String,
-    engine: Arc<Ingest>,
+    server: InProcessServer,
     client: reqwest::Client,
-    shutdown: CancellationToken,
 }
 
 /// One resampling call, as the client saw it.
@@ -130,21 +124,17 @@ impl Fixture {
             .tracker(tracker)
             .await?
             .with_context(|| format!("tracker {} vanished", tracker.0))?;
-        // The engine `Prepared::create` used is shut down; the server gets a
-        // new one over the same, settled, files.
-        let mut registry = Registry::default();
-        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
-        let api_config = ApiConfig {
-            resampling_max_span_days: days + 1,
-            ..ApiConfig::default()
-        };
-        let state = AppState::new(store, engine.clone(), api_config, registry);
-        let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
-        let base = format!("http://{}", server.local_addr()?);
-        let shutdown = CancellationToken::new();
-        tokio::spawn(server.run(shutdown.clone()));
+        let server = InProcessServer::start(
+            data_dir,
+            store,
+            ApiConfig {
+                resampling_max_span_days: days + 1,
+                ..ApiConfig::default()
+            },
+        )
+        .await?;
         Ok(Self {
-            base,
+            base: server.base.clone(),
             key,
             tracker,
             span_ms,
@@ -153,9 +143,8 @@ impl Fixture {
             calibration: points,
             idle_speed_threshold_kmh: settings.idle_speed_threshold_kmh,
             ignition_source: settings.ignition_source,
-            engine,
+            server,
             client: reqwest::Client::new(),
-            shutdown,
         })
     }
 
@@ -204,10 +193,7 @@ impl Fixture {
 
     /// Stops the server and the engine.
     pub async fn stop(self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        let engine = self.engine.clone();
-        tokio::task::spawn_blocking(move || engine.shutdown()).await??;
-        Ok(())
+        self.server.stop().await
     }
 }
 
