@@ -164,6 +164,7 @@ async fn read(
         columns: plan.scan_columns.clone(),
         batch_size: 8192,
         with_server_time: true,
+        string_views: false,
     };
     let batches = scan(snapshot, request, state.inner.query_context.clone())?;
     let chunks = export_stream(

@@ -17,22 +17,29 @@
 //! time, so `Time` skips the wall-clock hour a spring-forward removes and
 //! shows the hour a fall-back repeats twice, each row a real instant.
 
-use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt8Array};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arrow::array::{Array, BooleanArray, Float64Array, StringArray, StringViewArray, UInt8Array};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::TimeZone as _;
 use platform::{FuelSensor, Tracker, UserAuth};
-use query::series::{Chunk, Readings, read_series};
+use query::series::{Readings, read_series};
 use query::time_range::{
     SelectionParams, TimeContext, parse_duration, parse_selection, range_ending_now,
 };
-use resample::{DeltaMs, Grid, Method, Rule, SeriesBuf};
+use resample::{DeltaMs, Grid, Method, Rule};
 use schemas::{ErrorCode, TelemetrySource, TrackerId};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::route::{Params, Route, User};
+
+mod gather;
+
 use crate::{ApiError, ApiResult, AppState};
+pub(crate) use gather::ScratchPool;
+use gather::{Lane, Scratch};
 
 pub(crate) fn routes() -> Vec<Route> {
     vec![Route::new(
@@ -324,11 +331,16 @@ async fn resampling(state: AppState, caller: UserAuth, p: ResamplingParams) -> A
         tracker.id.0,
         (range.from_ms.max(cutoff), range.to_ms),
         columns,
-        state.inner.query_context.clone(),
+        state.inner.series_context.clone(),
     )
     .await?;
     let csv = tokio::task::spawn_blocking(move || {
-        compute_csv(&readings, &grid, &props, &sensors, &tracker, zone)
+        let pool = &state.inner.resampling_scratch;
+        let mut scratch = pool.take();
+        let plan = (props.as_slice(), sensors.as_slice());
+        let csv = compute_csv(&readings, &grid, plan, &tracker, zone, &mut scratch);
+        pool.give_back(scratch);
+        csv
     })
     .await
     .map_err(|e| internal(format!("resampling task: {e}")))??;
@@ -438,107 +450,79 @@ fn columns_needed(
 }
 
 /// Resamples every requested column and writes the CSV (clarification 23).
-/// The columns are independent, so they are computed on two threads.
+///
+/// The times are gathered once. The columns are independent: two threads
+/// each take the next column still to do (so the costly median of the first
+/// column does not hold the rest behind it), gathering it into their own
+/// [`Lane`]; then each writes half the CSV rows.
 fn compute_csv(
     readings: &Readings,
     grid: &Grid,
-    props: &[(DataType, Rule)],
-    sensors: &[FuelSensor],
+    (props, sensors): (&[(DataType, Rule)], &[FuelSensor]),
     tracker: &Tracker,
     zone: chrono_tz::Tz,
+    scratch: &mut Scratch,
 ) -> ApiResult<Vec<u8>> {
     let (header, jobs) = plan_jobs(props, sensors);
-    let run = |jobs: &[(Job<'_>, Rule)]| -> ApiResult<Vec<Float64Array>> {
-        let mut buffer = SeriesBuf::new();
-        jobs.iter()
-            .map(|(job, rule)| run_job(readings, *job, rule, grid, tracker, &mut buffer))
-            .collect()
+    let (times, [first_lane, second_lane]) = scratch.gather_times(readings)?;
+    let next = AtomicUsize::new(0);
+    let run = |lane: &mut Lane| -> ApiResult<Vec<(usize, Float64Array)>> {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some((job, rule)) = jobs.get(index) else {
+                return Ok(done);
+            };
+            let series = lane.gather(times, readings, *job, tracker)?;
+            done.push((index, resample::resample(&series, grid, rule)));
+        }
     };
-    let (first, second) = jobs.split_at(jobs.len() / 2);
-    let outputs = std::thread::scope(|scope| -> ApiResult<Vec<Float64Array>> {
-        let other = scope.spawn(|| run(second));
-        let mut outputs = run(first)?;
-        let rest = other
-            .join()
-            .map_err(|_| internal("a resampling thread panicked".into()))??;
-        outputs.extend(rest);
+    let mut outputs = std::thread::scope(|scope| -> ApiResult<Vec<(usize, Float64Array)>> {
+        let other = scope.spawn(|| run(second_lane));
+        let mut outputs = run(first_lane)?;
+        outputs.extend(joined(other.join())?);
         Ok(outputs)
     })?;
-    Ok(write_csv(&header, &outputs, grid, zone))
+    outputs.sort_unstable_by_key(|(index, _)| *index);
+    let outputs: Vec<Float64Array> = outputs.into_iter().map(|(_, column)| column).collect();
+
+    let mut out = header_line(&header);
+    let middle = grid.len() / 2;
+    let rows = |range: std::ops::Range<usize>| {
+        let mut part = Vec::with_capacity(range.len() * (17 + 10 * outputs.len()));
+        write_rows(&mut part, &outputs, grid, range, zone);
+        part
+    };
+    let (head, tail) = std::thread::scope(|scope| {
+        let tail = scope.spawn(|| rows(middle..grid.len()));
+        (rows(0..middle), tail.join())
+    });
+    out.reserve(head.len() + tail.as_ref().map_or(0, Vec::len));
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&joined(tail.map(Ok))?);
+    Ok(out)
 }
 
-/// Gathers one column's readings chunk by chunk (no concatenation) and resamples them.
-fn run_job(
-    readings: &Readings,
-    job: Job<'_>,
-    rule: &Rule,
-    grid: &Grid,
-    tracker: &Tracker,
-    buffer: &mut SeriesBuf,
-) -> ApiResult<Float64Array> {
-    let chunks = |name: &str| -> ApiResult<Vec<Chunk<'_>>> {
-        readings
-            .chunks(name)?
-            .ok_or_else(|| internal(format!("the series read lacks {name}")))
-    };
-    let float = |name: &str, column: &dyn Array| -> ApiResult<Float64Array> {
-        column
-            .as_any()
-            .downcast_ref::<Float64Array>()
-            .cloned()
-            .ok_or_else(|| internal(format!("{name} is not Float64")))
-    };
-    let gathered = |e: resample::Error| internal(format!("gathering a series: {e}"));
-    buffer.clear();
-    buffer.reserve(readings.len());
-    match job {
-        Job::Fuel(sensor, table) => {
-            let name = fuel_input(sensor);
-            for (times, column) in chunks(&name)? {
-                let litres = resample::calibrate(&float(&name, column.as_ref())?, table);
-                buffer.extend_from(times, &litres).map_err(gathered)?;
-            }
-        }
-        Job::Movement => {
-            let speed = chunks("speed")?;
-            let ignition = readings.chunks(&tracker.ignition_source)?;
-            for (i, (times, column)) in speed.iter().enumerate() {
-                let on = ignition
-                    .as_ref()
-                    .and_then(|chunks| chunks.get(i))
-                    .map(|(_, column)| ignition_of(column.as_ref()));
-                let codes = resample::movement(
-                    &float("speed", column.as_ref())?,
-                    on.as_ref(),
-                    tracker.idle_speed_threshold_kmh,
-                );
-                buffer.extend_from(times, &codes).map_err(gathered)?;
-            }
-        }
-        Job::Plain(name) => {
-            for (times, column) in chunks(name)? {
-                buffer
-                    .extend_from(times, &float(name, column.as_ref())?)
-                    .map_err(gathered)?;
-            }
-        }
-    }
-    Ok(resample::resample(&buffer.as_series(), grid, rule))
+/// A scoped thread's result; its panic as a server fault.
+fn joined<T>(result: std::thread::Result<ApiResult<T>>) -> ApiResult<T> {
+    result.map_err(|_| internal("a resampling thread panicked".into()))?
 }
 
 /// Ignition readings as booleans: discrete inputs and numbers non-zero,
 /// states `true`/`false` or a number; anything else unknown (off).
 fn ignition_of(column: &dyn Array) -> BooleanArray {
+    // Unknown text counts as off, like a null.
+    let state_on = |text: &str| match text.as_bytes() {
+        b"true" => true,
+        b"false" | b"0" => false,
+        _ => text.trim().parse::<f64>().is_ok_and(|n| n != 0.0),
+    };
+    // The series read asks for text as views; other reads give `Utf8`.
+    if let Some(states) = column.as_any().downcast_ref::<StringViewArray>() {
+        return BooleanArray::from_unary(states, state_on);
+    }
     if let Some(states) = column.as_any().downcast_ref::<StringArray>() {
-        // Unknown text counts as off, like a null.
-        return BooleanArray::from_unary(states, |text| match text.as_bytes() {
-            b"true" => true,
-            b"false" | b"0" => false,
-            other => std::str::from_utf8(other)
-                .ok()
-                .and_then(|t| t.trim().parse::<f64>().ok())
-                .is_some_and(|n| n != 0.0),
-        });
+        return BooleanArray::from_unary(states, state_on);
     }
     if let Some(discrete) = column.as_any().downcast_ref::<UInt8Array>() {
         return BooleanArray::from_unary(discrete, |n| n != 0);
@@ -549,15 +533,9 @@ fn ignition_of(column: &dyn Array) -> BooleanArray {
     BooleanArray::new_null(column.len())
 }
 
-/// `Time` as `YYYY-MM-DDTHH:MM` in `zone`, then the values: shortest
-/// numbers, `\N` for none; a header name quoted by CSV rules when it must be.
-fn write_csv(
-    header: &[String],
-    outputs: &[Float64Array],
-    grid: &Grid,
-    zone: chrono_tz::Tz,
-) -> Vec<u8> {
-    let mut out = Vec::with_capacity((grid.len() + 1) * (17 + 10 * outputs.len()));
+/// The CSV header: `Time` then the columns, a name quoted by CSV rules when it must be.
+fn header_line(header: &[String]) -> Vec<u8> {
+    let mut out = Vec::new();
     for (i, name) in header.iter().enumerate() {
         if i > 0 {
             out.push(b',');
@@ -571,20 +549,36 @@ fn write_csv(
         }
     }
     out.push(b'\n');
-    for (row, instant) in grid.instants().enumerate() {
+    out
+}
+
+/// The grid rows `rows`: `Time` as `YYYY-MM-DDTHH:MM` in `zone`, then the
+/// values, shortest numbers, `\N` for none.
+fn write_rows(
+    out: &mut Vec<u8>,
+    outputs: &[Float64Array],
+    grid: &Grid,
+    rows: std::ops::Range<usize>,
+    zone: chrono_tz::Tz,
+) {
+    let instants = grid
+        .instants()
+        .enumerate()
+        .skip(rows.start)
+        .take(rows.len());
+    for (row, instant) in instants {
         match chrono::Utc.timestamp_millis_opt(instant).single() {
-            Some(t) => write_minute(&mut out, &t.with_timezone(&zone).naive_local()),
+            Some(t) => write_minute(out, &t.with_timezone(&zone).naive_local()),
             None => out.extend_from_slice(b"\\N"),
         }
         for column in outputs {
             out.push(b',');
-            if !(column.is_valid(row) && query::csv::write_f64(column.value(row), &mut out)) {
+            if !(column.is_valid(row) && query::csv::write_f64(column.value(row), out)) {
                 out.extend_from_slice(b"\\N");
             }
         }
         out.push(b'\n');
     }
-    out
 }
 
 /// `YYYY-MM-DDTHH:MM`, digits written directly (no format string per row).

@@ -71,6 +71,10 @@ pub(crate) struct Inner {
     pub(crate) intake_slots: tokio::sync::Semaphore,
     /// DataFusion's task context shared by every read.
     pub(crate) query_context: Arc<query::TaskContext>,
+    /// The task context of the series reads behind resampling (large batches).
+    pub(crate) series_context: Arc<query::TaskContext>,
+    /// Gathering buffers of resampling, kept across requests.
+    pub(crate) resampling_scratch: crate::resampling::ScratchPool,
     pub(crate) config: ApiConfig,
     pub(crate) limits: RateLimits,
     pub(crate) metrics: Metrics,
@@ -95,6 +99,8 @@ impl AppState {
                 ingest,
                 intake_slots,
                 query_context: query::task_context(),
+                series_context: query::task_context_with_batch_size(query::series::BATCH_ROWS),
+                resampling_scratch: crate::resampling::ScratchPool::default(),
                 config,
                 limits,
                 metrics,

@@ -99,6 +99,7 @@ pub async fn present_inner_columns(
         columns: candidates.iter().cloned().collect(),
         batch_size: 8192,
         with_server_time: true,
+        string_views: false,
     };
     let mut batches = scan(snapshot.clone(), request, ctx)?;
     let mut present = BTreeSet::new();

@@ -23,8 +23,16 @@ pub use error::{Error, Result};
 
 /// The DataFusion task context reads run in: shared by every read of a server.
 pub fn task_context() -> std::sync::Arc<TaskContext> {
+    task_context_with_batch_size(8192)
+}
+
+/// The task context of reads that keep whole series in memory (see
+/// [`series`]): every operator's batches hold up to `rows` rows, so a day of
+/// 1 Hz readings comes in two batches rather than eleven (DataFusion splits a
+/// scan's batches to the session's batch size).
+pub fn task_context_with_batch_size(rows: usize) -> std::sync::Arc<TaskContext> {
     let config = datafusion::prelude::SessionConfig::new()
-        .with_batch_size(8192)
+        .with_batch_size(rows)
         .with_target_partitions(2);
     datafusion::prelude::SessionContext::new_with_config(config).task_ctx()
 }

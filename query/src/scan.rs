@@ -58,15 +58,26 @@ pub struct ScanRequest {
     /// Whether the batches carry `server_time` (a read that neither filters
     /// nor returns it, such as resampling, saves decoding it).
     pub with_server_time: bool,
+    /// Whether text columns come as `Utf8View` rather than `Utf8`. Parquet
+    /// stores them dictionary-encoded, and a view of a short string is
+    /// decoded by copying 16 bytes, without building an offsets buffer and
+    /// copying each string's bytes: cheaper for a read that only inspects
+    /// them (the ignition source of resampling).
+    pub string_views: bool,
 }
 
 /// The schema of a scan's batches: `tracker_id`, `msg_time`, `server_time`, then the requested columns.
 pub fn scan_schema(columns: &[String]) -> Result<SchemaRef> {
-    scan_schema_with(columns, true)
+    scan_schema_with(columns, true, false)
 }
 
-/// [`scan_schema`], with or without `server_time`.
-fn scan_schema_with(columns: &[String], with_server_time: bool) -> Result<SchemaRef> {
+/// [`scan_schema`], with or without `server_time`, text as `Utf8` or `Utf8View`.
+fn scan_schema_with(
+    columns: &[String],
+    with_server_time: bool,
+    string_views: bool,
+) -> Result<SchemaRef> {
+    use datafusion::arrow::datatypes::DataType;
     let mut fields = vec![
         Field::new(
             columns::TRACKER_ID,
@@ -93,6 +104,10 @@ fn scan_schema_with(columns: &[String], with_server_time: bool) -> Result<Schema
             return Err(Error::UnknownColumn {
                 column: name.clone(),
             });
+        };
+        let data_type = match data_type {
+            DataType::Utf8 if string_views => DataType::Utf8View,
+            other => other,
         };
         fields.push(Field::new(name.as_str(), data_type, true));
     }
@@ -178,7 +193,11 @@ fn day_inputs(
             "a server-time filter needs the server_time column".into(),
         ));
     }
-    let schema = scan_schema_with(&request.columns, request.with_server_time)?;
+    let schema = scan_schema_with(
+        &request.columns,
+        request.with_server_time,
+        request.string_views,
+    )?;
     let (from, to) = request.message;
     let server = request.server.unwrap_or((i64::MIN, i64::MAX));
     let mut days: BTreeMap<i64, (Vec<FileEntry>, Vec<RecordBatch>)> = BTreeMap::new();
@@ -327,12 +346,18 @@ fn memtable_rows(
     let arrays: Vec<ArrayRef> = schema
         .fields()
         .iter()
-        .map(|f| {
-            kept.column_by_name(f.name()).cloned().unwrap_or_else(|| {
-                datafusion::arrow::array::new_null_array(f.data_type(), kept.num_rows())
-            })
+        .map(|f| match kept.column_by_name(f.name()) {
+            // Text asked for as views: the memtable holds `Utf8`.
+            Some(column) if column.data_type() != f.data_type() => {
+                datafusion::arrow::compute::cast(column, f.data_type()).map_err(Error::Arrow)
+            }
+            Some(column) => Ok(column.clone()),
+            None => Ok(datafusion::arrow::array::new_null_array(
+                f.data_type(),
+                kept.num_rows(),
+            )),
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let aligned = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
     let order = sort_to_indices(aligned.column(1), None, None).map_err(Error::Arrow)?;
     let sorted = take_record_batch(&aligned, &order).map_err(Error::Arrow)?;

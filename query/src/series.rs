@@ -18,6 +18,10 @@ use schemas::columns::MESSAGE_TIME;
 use crate::scan::{ScanRequest, day_plans};
 use crate::{Error, Result};
 
+/// Rows per batch of a series read: give [`read_series`] a task context with
+/// this batch size ([`crate::task_context_with_batch_size`]).
+pub const BATCH_ROWS: usize = 65_536;
+
 /// One batch's message times (ms) and one of its columns.
 pub type Chunk<'a> = (&'a [i64], &'a Arc<dyn Array>);
 
@@ -76,8 +80,9 @@ pub async fn read_series(
         message: (message.0, message.1.max(message.0)),
         server: None,
         columns,
-        batch_size: 65_536,
+        batch_size: BATCH_ROWS,
         with_server_time: false,
+        string_views: true,
     };
     let (_, plans) = day_plans(&snapshot, &request)?;
     let tasks: Vec<_> = plans

@@ -20,7 +20,9 @@
 //!
 //! - [`resample`] with a [`Series`], a [`Grid`] and a [`Rule`] ([`Method`] + `fixed_value`);
 //!   [`median_in_window`] is `MEDIAN_IN_WINDOW` with a forced [`MedianStrategy`].
-//! - [`SeriesBuf`] gathers a [`Series`] from Arrow columns, reusing its buffers.
+//! - [`SeriesBuf`] gathers a [`Series`] from Arrow columns, reusing its buffers;
+//!   [`SortedTimes`] checks shared timestamps once for several value columns
+//!   ([`Series::try_with_times`]).
 //! - [`calibrate`] turns raw fuel-sensor readings into litres.
 //! - [`movement`] turns speed and ignition into `MOVEMENT` codes.
 //!
@@ -85,4 +87,4 @@ pub use grid::Grid;
 pub use kernel::{MedianStrategy, median_in_window, resample};
 pub use movement::movement;
 pub use rule::{DeltaMs, Method, Rule};
-pub use series::{Series, SeriesBuf};
+pub use series::{Series, SeriesBuf, SortedTimes};

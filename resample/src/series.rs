@@ -57,6 +57,43 @@ impl<'a> Series<'a> {
     }
 }
 
+/// Timestamps checked sorted once, to pair with several value columns
+/// ([`Series::try_with_times`], [`SeriesBuf::fill_finite`]) without checking
+/// them again for each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortedTimes<'a>(&'a [i64]);
+
+impl<'a> SortedTimes<'a> {
+    /// Checks that `times` (epoch milliseconds) is non-decreasing.
+    pub fn try_new(times: &'a [i64]) -> Result<Self> {
+        check_sorted(times)?;
+        Ok(Self(times))
+    }
+
+    /// The timestamps.
+    pub const fn as_slice(&self) -> &'a [i64] {
+        self.0
+    }
+}
+
+impl<'a> Series<'a> {
+    /// A series of timestamps already checked sorted: checks the lengths
+    /// match and every value is finite.
+    pub fn try_with_times(times: SortedTimes<'a>, values: &'a [f64]) -> Result<Self> {
+        let times = times.as_slice();
+        if times.len() != values.len() {
+            return Err(Error::LengthMismatch {
+                times: times.len(),
+                values: values.len(),
+            });
+        }
+        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFiniteValue { index });
+        }
+        Ok(Self { times, values })
+    }
+}
+
 fn check_sorted(times: &[i64]) -> Result<()> {
     if times.is_sorted() {
         return Ok(());
@@ -92,6 +129,23 @@ impl SeriesBuf {
     pub fn fill_from(&mut self, times: &[i64], values: &Float64Array) -> Result<()> {
         self.clear();
         self.extend_from(times, values)
+    }
+
+    /// Replaces the contents with the readings of two aligned slices whose
+    /// value is finite: a NaN (or infinite) value marks a reading without
+    /// one, dropped with its time. `times` must be as long as `values`; on
+    /// error the buffer is left empty.
+    pub fn fill_finite(&mut self, times: SortedTimes<'_>, values: &[f64]) -> Result<()> {
+        self.clear();
+        let times = times.as_slice();
+        if times.len() != values.len() {
+            return Err(Error::LengthMismatch {
+                times: times.len(),
+                values: values.len(),
+            });
+        }
+        self.push_kept(times.iter().zip(values).map(|(&t, &v)| (t, v, true)));
+        Ok(())
     }
 
     /// Empties the buffers, keeping their memory.
@@ -151,6 +205,11 @@ impl SeriesBuf {
         self.values.reserve(additional);
     }
 
+    /// Readings the buffers hold without growing.
+    pub fn capacity(&self) -> usize {
+        self.times.capacity().min(self.values.capacity())
+    }
+
     fn push_kept(&mut self, readings: impl ExactSizeIterator<Item = (i64, f64, bool)>) {
         self.times.reserve(readings.len());
         self.values.reserve(readings.len());
@@ -175,6 +234,49 @@ impl SeriesBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fill_finite_drops_readings_without_a_value() {
+        let mut buffer = SeriesBuf::new();
+        let times = SortedTimes::try_new(&[1, 2, 3, 4]).unwrap();
+        buffer
+            .fill_finite(times, &[1.0, f64::NAN, f64::INFINITY, 4.0])
+            .unwrap();
+        assert_eq!(buffer.as_series().times(), &[1, 4]);
+        assert_eq!(buffer.as_series().values(), &[1.0, 4.0]);
+        assert_eq!(
+            SortedTimes::try_new(&[2, 1]),
+            Err(Error::Unsorted { index: 1 })
+        );
+        assert_eq!(
+            buffer.fill_finite(SortedTimes::try_new(&[1]).unwrap(), &[]),
+            Err(Error::LengthMismatch {
+                times: 1,
+                values: 0
+            })
+        );
+    }
+
+    #[test]
+    fn try_with_times_checks_lengths_and_values() {
+        let times = SortedTimes::try_new(&[1, 1, 2]).unwrap();
+        let series = Series::try_with_times(times, &[0.0, 1.0, 2.0]).unwrap();
+        assert_eq!(
+            series,
+            Series::try_new(&[1, 1, 2], &[0.0, 1.0, 2.0]).unwrap()
+        );
+        assert_eq!(
+            Series::try_with_times(times, &[0.0]),
+            Err(Error::LengthMismatch {
+                times: 3,
+                values: 1
+            })
+        );
+        assert_eq!(
+            Series::try_with_times(times, &[0.0, f64::NAN, 1.0]),
+            Err(Error::NonFiniteValue { index: 1 })
+        );
+    }
 
     #[test]
     fn try_new_checks_invariants() {

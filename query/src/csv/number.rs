@@ -160,8 +160,42 @@ const DECIMAL_SCALES: [(f64, u64); 8] = [
 ///
 /// Fewest decimals means fewest significant digits, so this is the shortest
 /// form, and the only one: no tie to break.
+///
+/// The same argument run at `k = 7` finds the answer in one step: if some
+/// `g × 10^-j` (`j <= 7`) names `v`, `round(v × 10^7)` is exactly
+/// `g × 10^(7-j)` and passes the check, and stripping its trailing zeros
+/// gives back `j`; if the check fails, no `j <= 7` works. So a value with
+/// more decimals (any mean or median) costs one multiply and one divide
+/// before ryu, not eight. Only when `|v| × 10^7` reaches `2^50` are the
+/// scales tried one by one.
 #[inline]
 fn write_short_decimal(v: f64, out: &mut Vec<u8>) -> bool {
+    const LIMIT: f64 = (1u64 << 50) as f64;
+    let Some(&(scale, divisor)) = DECIMAL_SCALES.last() else {
+        return false;
+    };
+    let scaled = (v * scale).round();
+    if scaled.abs() >= LIMIT {
+        return write_short_decimal_by_scale(v, out);
+    }
+    if scaled / scale != v {
+        return false;
+    }
+    // Exact: an integer below 2^50.
+    let mut magnitude = scaled.abs() as u64;
+    let mut divisor = divisor;
+    while divisor > 1 && magnitude % 10 == 0 {
+        magnitude /= 10;
+        divisor /= 10;
+    }
+    write_decimal(scaled < 0.0, magnitude, divisor, out);
+    true
+}
+
+/// [`write_short_decimal`] for large values: each scale in turn, up to the
+/// first whose product reaches `2^50`.
+#[cold]
+fn write_short_decimal_by_scale(v: f64, out: &mut Vec<u8>) -> bool {
     const LIMIT: f64 = (1u64 << 50) as f64;
     for (scale, divisor) in DECIMAL_SCALES {
         let scaled = (v * scale).round();
@@ -169,26 +203,32 @@ fn write_short_decimal(v: f64, out: &mut Vec<u8>) -> bool {
             return false;
         }
         if scaled / scale == v {
-            if scaled < 0.0 {
-                out.push(b'-');
-            }
             // Exact: an integer below 2^50.
-            let magnitude = scaled.abs() as u64;
-            write_int(magnitude / divisor, out);
-            if divisor > 1 {
-                out.push(b'.');
-                let fraction = magnitude % divisor;
-                let mut place = divisor / 10;
-                while place > fraction && place > 1 {
-                    out.push(b'0');
-                    place /= 10;
-                }
-                write_int(fraction, out);
-            }
+            write_decimal(scaled < 0.0, scaled.abs() as u64, divisor, out);
             return true;
         }
     }
     false
+}
+
+/// Writes `±magnitude / divisor` (`divisor` a power of ten) with as many
+/// decimals as `divisor` has zeros.
+#[inline]
+fn write_decimal(negative: bool, magnitude: u64, divisor: u64, out: &mut Vec<u8>) {
+    if negative {
+        out.push(b'-');
+    }
+    write_int(magnitude / divisor, out);
+    if divisor > 1 {
+        out.push(b'.');
+        let fraction = magnitude % divisor;
+        let mut place = divisor / 10;
+        while place > fraction && place > 1 {
+            out.push(b'0');
+            place /= 10;
+        }
+        write_int(fraction, out);
+    }
 }
 
 /// Writes `v` in the shortest form that reads back as the same `f32`.
