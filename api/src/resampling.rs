@@ -20,6 +20,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, StringViewArray, UInt8Array};
+use arrow::buffer::BooleanBuffer;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::TimeZone as _;
@@ -519,7 +520,25 @@ fn ignition_of(column: &dyn Array) -> BooleanArray {
     };
     // The series read asks for text as views; other reads give `Utf8`.
     if let Some(states) = column.as_any().downcast_ref::<StringViewArray>() {
-        return BooleanArray::from_unary(states, state_on);
+        // A string of up to 12 bytes is all in its 16-byte view (length,
+        // then the bytes, zero-padded), so the usual states are told apart
+        // by comparing views, without reading the string.
+        let (on, off, zero) = (inline_view("true"), inline_view("false"), inline_view("0"));
+        let values = states
+            .views()
+            .iter()
+            .enumerate()
+            .map(|(i, &view)| {
+                if view == on {
+                    true
+                } else if view == off || view == zero {
+                    false
+                } else {
+                    state_on(states.value(i))
+                }
+            })
+            .collect::<BooleanBuffer>();
+        return BooleanArray::new(values, states.nulls().cloned());
     }
     if let Some(states) = column.as_any().downcast_ref::<StringArray>() {
         return BooleanArray::from_unary(states, state_on);
@@ -531,6 +550,16 @@ fn ignition_of(column: &dyn Array) -> BooleanArray {
         return BooleanArray::from_unary(numbers, |n| n != 0.0);
     }
     BooleanArray::new_null(column.len())
+}
+
+/// The view of a string of at most 12 bytes: its length, then its bytes
+/// zero-padded (the Arrow `Utf8View` layout).
+fn inline_view(text: &str) -> u128 {
+    let mut view = [0u8; 16];
+    let bytes = text.as_bytes();
+    view[..4].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+    view[4..4 + bytes.len()].copy_from_slice(bytes);
+    u128::from_le_bytes(view)
 }
 
 /// The CSV header: `Time` then the columns, a name quoted by CSV rules when it must be.
@@ -603,4 +632,50 @@ fn write_minute(out: &mut Vec<u8>, t: &chrono::NaiveDateTime) {
     two(out, t.hour());
     out.push(b':');
     two(out, t.minute());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignition_reads_views_as_it_reads_strings() {
+        let states = [
+            Some("true"),
+            Some("false"),
+            Some("0"),
+            Some("1"),
+            Some(" 2.5 "),
+            Some("0.0"),
+            Some("on"),
+            None,
+            Some(""),
+            // Longer than 12 bytes: not inline in its view.
+            Some("1.000000000000000"),
+            Some("0.000000000000000"),
+            Some("true but longer than 12"),
+        ];
+        let strings = StringArray::from(states.to_vec());
+        let views = StringViewArray::from(states.to_vec());
+        let from_strings = ignition_of(&strings);
+        assert_eq!(ignition_of(&views), from_strings);
+        let on: Vec<Option<bool>> = from_strings.iter().collect();
+        assert_eq!(
+            on,
+            [
+                Some(true),
+                Some(false),
+                Some(false),
+                Some(true),
+                Some(true),
+                Some(false),
+                Some(false),
+                None,
+                Some(false),
+                Some(true),
+                Some(false),
+                Some(false),
+            ]
+        );
+    }
 }

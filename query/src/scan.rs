@@ -20,6 +20,9 @@ use datafusion::arrow::datatypes::{Field, Schema, SchemaRef, TimestampMillisecon
 use datafusion::common::{Column, DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::datasource::physical_plan::parquet::{
+    CachedParquetFileReaderFactory, ParquetFileReaderFactory,
+};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::TaskContext;
@@ -126,6 +129,7 @@ pub fn scan(
         &request,
         request.server.unwrap_or((i64::MIN, i64::MAX)),
     )?;
+    let readers = file_readers(&ctx)?;
     // Each day's plan is built when the previous day is done, so the first
     // rows (and the answer's first byte) do not wait for every day's plan.
     // `snapshot` travels with the stream, keeping its files on disk until the stream ends.
@@ -135,9 +139,9 @@ pub fn scan(
             let plan = day_plan(
                 &snapshot,
                 &plan_schema,
-                files,
-                memory,
+                (files, memory),
                 &predicate,
+                &readers,
                 request.batch_size,
             )
             .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)));
@@ -159,6 +163,7 @@ type DayInput = (Vec<FileEntry>, Vec<RecordBatch>);
 pub(crate) fn day_plans(
     snapshot: &TelemetrySnapshot,
     request: &ScanRequest,
+    ctx: &TaskContext,
 ) -> Result<(SchemaRef, Vec<Arc<dyn ExecutionPlan>>)> {
     let (schema, days) = day_inputs(snapshot, request)?;
     let predicate = predicate(
@@ -166,15 +171,16 @@ pub(crate) fn day_plans(
         request,
         request.server.unwrap_or((i64::MIN, i64::MAX)),
     )?;
+    let readers = file_readers(ctx)?;
     let plans = days
         .into_iter()
-        .map(|(files, memory)| {
+        .map(|day| {
             day_plan(
                 snapshot,
                 &schema,
-                files,
-                memory,
+                day,
                 &predicate,
+                &readers,
                 request.batch_size,
             )
         })
@@ -255,13 +261,29 @@ fn predicate(
     .map_err(Error::Plan)
 }
 
+/// Opens the Parquet files of a scan through the runtime's file metadata
+/// cache, so a file's footer and page index are read and parsed once, not
+/// on every read. Safe because a file is never changed once written: a
+/// rewrite (compaction, dedup) writes new files under new ids, and the
+/// cache lives no longer than the process that assigns them.
+fn file_readers(ctx: &TaskContext) -> Result<Arc<dyn ParquetFileReaderFactory>> {
+    let runtime = ctx.runtime_env();
+    let store = runtime
+        .object_store(ObjectStoreUrl::local_filesystem())
+        .map_err(Error::Plan)?;
+    Ok(Arc::new(CachedParquetFileReaderFactory::new(
+        store,
+        runtime.cache_manager.get_file_metadata_cache(),
+    )))
+}
+
 /// One day: each file a sorted partition, the memtable rows another, filtered and merged by message time.
 fn day_plan(
     snapshot: &TelemetrySnapshot,
     schema: &SchemaRef,
-    files: Vec<FileEntry>,
-    memory: Vec<RecordBatch>,
+    (files, memory): DayInput,
     predicate: &Arc<dyn PhysicalExpr>,
+    readers: &Arc<dyn ParquetFileReaderFactory>,
     batch_size: usize,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let order = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(
@@ -273,7 +295,8 @@ fn day_plan(
         let source = ParquetSource::new(schema.clone())
             .with_predicate(predicate.clone())
             .with_pushdown_filters(true)
-            .with_enable_page_index(true);
+            .with_enable_page_index(true)
+            .with_parquet_file_reader_factory(readers.clone());
         let groups = files
             .iter()
             .map(|f| {

@@ -84,7 +84,7 @@ pub async fn read_series(
         with_server_time: false,
         string_views: true,
     };
-    let (_, plans) = day_plans(&snapshot, &request)?;
+    let (_, plans) = day_plans(&snapshot, &request, &ctx)?;
     let tasks: Vec<_> = plans
         .into_iter()
         .map(|plan| {
