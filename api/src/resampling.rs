@@ -524,20 +524,13 @@ fn ignition_of(column: &dyn Array) -> BooleanArray {
         // then the bytes, zero-padded), so the usual states are told apart
         // by comparing views, without reading the string.
         let (on, off, zero) = (inline_view("true"), inline_view("false"), inline_view("0"));
-        let values = states
-            .views()
-            .iter()
-            .enumerate()
-            .map(|(i, &view)| {
-                if view == on {
-                    true
-                } else if view == off || view == zero {
-                    false
-                } else {
-                    state_on(states.value(i))
-                }
-            })
-            .collect::<BooleanBuffer>();
+        let views = states.views();
+        // Each row's answer packed 64 to a word; the nulls are kept as they are.
+        let values = BooleanBuffer::collect_bool(views.len(), |i| match views.get(i) {
+            Some(&view) if view == on => true,
+            Some(&view) if view == off || view == zero => false,
+            _ => state_on(states.value(i)),
+        });
         return BooleanArray::new(values, states.nulls().cloned());
     }
     if let Some(states) = column.as_any().downcast_ref::<StringArray>() {

@@ -12,17 +12,38 @@ use arrow_array::{Array, Float64Array};
 /// number or not be strictly increasing, every output is null rather than a
 /// guess. A single point maps every reading to its litres.
 pub fn calibrate(raw: &Float64Array, table: &[(f64, f64)]) -> Float64Array {
-    let Some(curve) = Curve::new(table) else {
+    let Some(curve) = Calibration::new(table) else {
         return Float64Array::new_null(raw.len());
     };
-    let litres: Vec<f64> = raw.values().iter().map(|&x| curve.at(x)).collect();
+    let litres: Vec<f64> = raw.values().iter().map(|&x| curve.litres(x)).collect();
     Float64Array::new(litres.into(), raw.nulls().cloned())
+}
+
+/// A calibration table ready to apply reading by reading, for callers that
+/// write litres straight into their own buffers; [`calibrate`] is the same
+/// over an array.
+#[derive(Debug, Clone)]
+pub struct Calibration(Curve);
+
+impl Calibration {
+    /// The table's curve; `None` for a table [`calibrate`] would turn into
+    /// nulls (empty, a non-finite number, raw values not strictly increasing).
+    pub fn new(table: &[(f64, f64)]) -> Option<Self> {
+        Curve::new(table).map(Self)
+    }
+
+    /// The litres of one raw reading, exactly as [`calibrate`] computes them.
+    #[inline]
+    pub fn litres(&self, raw: f64) -> f64 {
+        self.0.at(raw)
+    }
 }
 
 /// Tables up to this many points are searched linearly.
 const LINEAR_SEARCH_MAX_POINTS: usize = 32;
 
 /// A validated table as `raw` breakpoints and one linear piece per interval.
+#[derive(Debug, Clone)]
 struct Curve {
     /// The raw values of the points, strictly increasing.
     raw: Vec<f64>,
@@ -31,6 +52,7 @@ struct Curve {
     pieces: Vec<Piece>,
 }
 
+#[derive(Debug, Clone)]
 struct Piece {
     raw: f64,
     litres: f64,

@@ -23,8 +23,10 @@
 //! - [`SeriesBuf`] gathers a [`Series`] from Arrow columns, reusing its buffers;
 //!   [`SortedTimes`] checks shared timestamps once for several value columns
 //!   ([`Series::try_with_times`]).
-//! - [`calibrate`] turns raw fuel-sensor readings into litres.
-//! - [`movement`] turns speed and ignition into `MOVEMENT` codes.
+//! - [`calibrate`] turns raw fuel-sensor readings into litres ([`Calibration`]
+//!   one reading at a time).
+//! - [`movement`] turns speed and ignition into `MOVEMENT` codes
+//!   ([`movement_code`] one reading at a time).
 //!
 //! # The rules
 //!
@@ -81,10 +83,10 @@ mod movement;
 mod rule;
 mod series;
 
-pub use calibrate::calibrate;
+pub use calibrate::{Calibration, calibrate};
 pub use error::{Error, Result};
 pub use grid::Grid;
 pub use kernel::{MedianStrategy, median_in_window, resample};
-pub use movement::movement;
+pub use movement::{movement, movement_code};
 pub use rule::{DeltaMs, Method, Rule};
 pub use series::{Series, SeriesBuf, SortedTimes};

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use arrow::array::{Array, Float64Array};
 use query::series::{Chunk, Readings};
-use resample::{Series, SeriesBuf, SortedTimes};
+use resample::{Calibration, Series, SeriesBuf, SortedTimes, movement_code};
 
 use super::{Job, fuel_input, ignition_of, internal};
 use crate::ApiResult;
@@ -86,29 +86,48 @@ impl Lane {
         match job {
             Job::Fuel(sensor, table) => {
                 let name = fuel_input(sensor);
+                // A table `calibrate` would refuse leaves every reading without litres.
+                let curve = Calibration::new(table);
                 for (_, column) in chunks(readings, &name)? {
-                    let litres = resample::calibrate(float(&name, column)?, table);
-                    push_values(&mut self.values, &litres);
+                    push_mapped(&mut self.values, float(&name, column)?, |raw| {
+                        curve.as_ref().map_or(f64::NAN, |c| c.litres(raw))
+                    });
                 }
             }
             Job::Movement => {
+                let threshold = tracker.idle_speed_threshold_kmh;
                 let ignition = readings.chunks(&tracker.ignition_source)?;
                 for (i, (_, column)) in chunks(readings, "speed")?.into_iter().enumerate() {
-                    let on = ignition
-                        .as_ref()
-                        .and_then(|chunks| chunks.get(i))
-                        .map(|(_, column)| ignition_of(column.as_ref()));
-                    let codes = resample::movement(
-                        float("speed", column)?,
-                        on.as_ref(),
-                        tracker.idle_speed_threshold_kmh,
-                    );
-                    push_values(&mut self.values, &codes);
+                    // On = true and not null; a missing or short column is off.
+                    let on =
+                        ignition
+                            .as_ref()
+                            .and_then(|chunks| chunks.get(i))
+                            .map(|(_, column)| {
+                                let on = ignition_of(column.as_ref());
+                                match on.nulls() {
+                                    Some(nulls) => on.values() & nulls.inner(),
+                                    None => on.values().clone(),
+                                }
+                            });
+                    let on = |row: usize| {
+                        on.as_ref()
+                            .is_some_and(|on| row < on.len() && on.value(row))
+                    };
+                    let speed = float("speed", column)?;
+                    let codes = speed.values().iter().enumerate().map(|(row, &kmh)| {
+                        if speed.is_valid(row) {
+                            movement_code(kmh, on(row), threshold)
+                        } else {
+                            f64::NAN
+                        }
+                    });
+                    self.values.extend(codes);
                 }
             }
             Job::Plain(name) => {
                 for (_, column) in chunks(readings, name)? {
-                    push_values(&mut self.values, float(name, column)?);
+                    push_mapped(&mut self.values, float(name, column)?, |v| v);
                 }
             }
         }
@@ -129,16 +148,17 @@ impl Lane {
     }
 }
 
-/// Appends a column's values, NaN for its nulls.
-fn push_values(values: &mut Vec<f64>, column: &Float64Array) {
+/// Appends `map` of each of a column's values, NaN for its nulls.
+#[inline]
+fn push_mapped(values: &mut Vec<f64>, column: &Float64Array, map: impl Fn(f64) -> f64) {
     match column.nulls() {
-        None => values.extend_from_slice(column.values()),
+        None => values.extend(column.values().iter().map(|&v| map(v))),
         Some(nulls) => values.extend(
             column
                 .values()
                 .iter()
                 .zip(nulls.iter())
-                .map(|(&v, valid)| if valid { v } else { f64::NAN }),
+                .map(|(&v, valid)| if valid { map(v) } else { f64::NAN }),
         ),
     }
 }
