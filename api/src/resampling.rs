@@ -17,6 +17,7 @@
 //! time, so `Time` skips the wall-clock hour a spring-forward removes and
 //! shows the hour a fall-back repeats twice, each row a real instant.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, StringViewArray, UInt8Array};
@@ -29,7 +30,7 @@ use query::series::{Readings, read_series};
 use query::time_range::{
     SelectionParams, TimeContext, parse_duration, parse_selection, range_ending_now,
 };
-use resample::{DeltaMs, Grid, Method, Rule};
+use resample::{DeltaMs, Grid, Method, Rule, Series};
 use schemas::{ErrorCode, TelemetrySource, TrackerId};
 use serde::Deserialize;
 use serde_json::Value;
@@ -39,8 +40,8 @@ use crate::route::{Params, Route, User};
 mod gather;
 
 use crate::{ApiError, ApiResult, AppState};
+use gather::Scratch;
 pub(crate) use gather::ScratchPool;
-use gather::{Lane, Scratch};
 
 pub(crate) fn routes() -> Vec<Route> {
     vec![Route::new(
@@ -452,10 +453,12 @@ fn columns_needed(
 
 /// Resamples every requested column and writes the CSV (clarification 23).
 ///
-/// The times are gathered once. The columns are independent: two threads
-/// each take the next column still to do (so the costly median of the first
-/// column does not hold the rest behind it), gathering it into their own
-/// [`Lane`]; then each writes half the CSV rows.
+/// Two threads share the work in three steps, each taking the next piece
+/// still to do so neither waits on the other's costly one: the columns'
+/// series are gathered (the times once, shared; each column into its own
+/// [`gather::Lane`]); then the kernels run, each column whose rows do not depend on
+/// one another split into two halves of the grid; then each thread writes
+/// half the CSV rows.
 fn compute_csv(
     readings: &Readings,
     grid: &Grid,
@@ -465,30 +468,72 @@ fn compute_csv(
     scratch: &mut Scratch,
 ) -> ApiResult<Vec<u8>> {
     let (header, jobs) = plan_jobs(props, sensors);
-    let (times, [first_lane, second_lane]) = scratch.gather_times(readings)?;
-    let next = AtomicUsize::new(0);
-    let run = |lane: &mut Lane| -> ApiResult<Vec<(usize, Float64Array)>> {
+    let (times, lanes) = scratch.gather_times(readings, jobs.len())?;
+
+    let pending = Mutex::new(lanes.iter_mut().zip(&jobs).enumerate());
+    let gather = || -> ApiResult<Vec<(usize, Series<'_>)>> {
         let mut done = Vec::new();
         loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            let Some((job, rule)) = jobs.get(index) else {
+            let next = pending.lock().ok().and_then(|mut pending| pending.next());
+            let Some((index, (lane, (job, _)))) = next else {
                 return Ok(done);
             };
-            let series = lane.gather(times, readings, *job, tracker)?;
-            done.push((index, resample::resample(&series, grid, rule)));
+            done.push((index, lane.gather(times, readings, *job, tracker)?));
         }
     };
-    let mut outputs = std::thread::scope(|scope| -> ApiResult<Vec<(usize, Float64Array)>> {
-        let other = scope.spawn(|| run(second_lane));
-        let mut outputs = run(first_lane)?;
-        outputs.extend(joined(other.join())?);
-        Ok(outputs)
-    })?;
-    outputs.sort_unstable_by_key(|(index, _)| *index);
-    let outputs: Vec<Float64Array> = outputs.into_iter().map(|(_, column)| column).collect();
+    let mut series = on_two_threads(gather)?;
+    series.sort_unstable_by_key(|(index, _)| *index);
+
+    // A running window sum depends on where it started, so only methods
+    // whose every row stands alone are split (the bytes never depend on it).
+    let middle = grid.len() / 2;
+    let pieces: Vec<(usize, std::ops::Range<usize>)> = (0..jobs.len())
+        .flat_map(|index| {
+            let split = !matches!(jobs[index].1.method, Method::AverageInWindow { .. });
+            if split && middle > 0 {
+                vec![(index, 0..middle), (index, middle..grid.len())]
+            } else {
+                vec![(index, 0..grid.len())]
+            }
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    let kernels = || -> ApiResult<Vec<(usize, Float64Array)>> {
+        let mut done = Vec::new();
+        loop {
+            let piece = next.fetch_add(1, Ordering::Relaxed);
+            let Some((index, rows)) = pieces.get(piece) else {
+                return Ok(done);
+            };
+            let part = Grid::try_new(
+                grid.start_ms() + rows.start as i64 * grid.step_ms(),
+                grid.step_ms(),
+                rows.len(),
+            )
+            .map_err(|e| internal(format!("part of the grid: {e}")))?;
+            let (_, column) = &series[*index];
+            done.push((piece, resample::resample(column, &part, &jobs[*index].1)));
+        }
+    };
+    let mut parts = on_two_threads(kernels)?;
+    parts.sort_unstable_by_key(|(piece, _)| *piece);
+    let mut outputs: Vec<Float64Array> = Vec::with_capacity(jobs.len());
+    for index in 0..jobs.len() {
+        let column: Vec<&dyn Array> = parts
+            .iter()
+            .filter(|(piece, _)| pieces[*piece].0 == index)
+            .map(|(_, part)| part as &dyn Array)
+            .collect();
+        let joined = match column.as_slice() {
+            [one] => one.as_any().downcast_ref::<Float64Array>().cloned(),
+            many => arrow::compute::concat(many)
+                .ok()
+                .and_then(|a| a.as_any().downcast_ref::<Float64Array>().cloned()),
+        };
+        outputs.push(joined.ok_or_else(|| internal("joining a column's halves".into()))?);
+    }
 
     let mut out = header_line(&header);
-    let middle = grid.len() / 2;
     let rows = |range: std::ops::Range<usize>| {
         let mut part = Vec::with_capacity(range.len() * (17 + 10 * outputs.len()));
         write_rows(&mut part, &outputs, grid, range, zone);
@@ -502,6 +547,16 @@ fn compute_csv(
     out.extend_from_slice(&head);
     out.extend_from_slice(&joined(tail.map(Ok))?);
     Ok(out)
+}
+
+/// Runs `work` on this thread and one more, and puts their results together.
+fn on_two_threads<T: Send>(work: impl Fn() -> ApiResult<Vec<T>> + Sync) -> ApiResult<Vec<T>> {
+    std::thread::scope(|scope| {
+        let other = scope.spawn(&work);
+        let mut done = work()?;
+        done.extend(joined(other.join())?);
+        Ok(done)
+    })
 }
 
 /// A scoped thread's result; its panic as a server fault.

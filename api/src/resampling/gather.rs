@@ -22,29 +22,33 @@ use super::{Job, fuel_input, ignition_of, internal};
 use crate::ApiResult;
 use platform::Tracker;
 
-/// Most bytes of buffers a pooled [`Scratch`] may keep: enough for a month
-/// at 1 Hz in the times and both lanes' values; a larger request's scratch
-/// is freed after it instead of being kept.
+/// Most bytes of buffers a pooled [`Scratch`] may keep: enough for two weeks
+/// at 1 Hz in the times and five columns; a larger request's scratch is
+/// freed after it instead of being kept.
 const MAX_KEPT_BYTES: usize = 96 << 20;
 
 /// Scratches kept idle: one per request computing at a time is typical.
 const MAX_IDLE: usize = 2;
 
 /// A request's gathering buffers: the shared times and one [`Lane`] per
-/// computing thread.
+/// output column.
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
     times: Vec<i64>,
-    pub(super) lanes: [Lane; 2],
+    lanes: Vec<Lane>,
 }
 
 impl Scratch {
     /// Gathers the message times of every batch, checks they are sorted,
-    /// and hands them out with the lanes, for the threads.
+    /// and hands them out with `columns` lanes, one per output column.
     pub(super) fn gather_times(
         &mut self,
         readings: &Readings,
-    ) -> ApiResult<(SortedTimes<'_>, &mut [Lane; 2])> {
+        columns: usize,
+    ) -> ApiResult<(SortedTimes<'_>, &mut [Lane])> {
+        if self.lanes.len() < columns {
+            self.lanes.resize_with(columns, Lane::default);
+        }
         self.times.clear();
         self.times.reserve(readings.len());
         for (times, _) in readings
@@ -55,7 +59,7 @@ impl Scratch {
         }
         let times = SortedTimes::try_new(&self.times)
             .map_err(|e| internal(format!("the series read is out of order: {e}")))?;
-        Ok((times, &mut self.lanes))
+        Ok((times, &mut self.lanes[..columns]))
     }
 
     fn bytes(&self) -> usize {
@@ -63,8 +67,8 @@ impl Scratch {
     }
 }
 
-/// One thread's buffers: a column's values aligned with the times, and the
-/// compacted series of a column with gaps.
+/// One column's buffers: its values aligned with the times, and its
+/// compacted series when it has gaps.
 #[derive(Debug, Default)]
 pub(super) struct Lane {
     values: Vec<f64>,
