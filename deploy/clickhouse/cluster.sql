@@ -37,10 +37,10 @@ CREATE TABLE IF NOT EXISTS trackhouse.telemetry_local ON CLUSTER trackhouse_clus
     mn_code          Nullable(Int64),
     mn_csq           Nullable(Int32),
     mn_type          Nullable(UInt8),
-    inputs           Nested(name String, value Float64),
-    states           Nested(name String, value String),
     discrete_inputs  Nested(name String, value UInt8),
     discrete_outputs Nested(name String, value UInt8),
+    inputs           Nested(name String, value Float64),
+    states           Nested(name String, value String),
     keep_first       UInt64 MATERIALIZED toUInt64(9223372036854775807 - server_time)
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/trackhouse/telemetry', '{replica}', keep_first)

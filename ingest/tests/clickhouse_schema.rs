@@ -1,0 +1,208 @@
+//! `deploy/clickhouse/schema.sql` on a real ClickHouse (Debian's
+//! `clickhouse-server`, which `.ci/run` installs): it applies cleanly and
+//! twice, its columns are the message model's (`schemas::columns`), and it
+//! deduplicates as the comments promise.
+
+// A test harness: a failed step is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use schemas::columns::{self, InnerKind, SimpleType};
+
+/// A throwaway server started by `deploy/clickhouse/local-server.sh`, stopped on drop.
+struct ClickHouse {
+    url: String,
+    pid: Option<u32>,
+    _dir: tempfile::TempDir,
+}
+
+impl ClickHouse {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (http, tcp) = (free_port(), free_port());
+        let output = Command::new("bash")
+            .arg(repo().join("deploy/clickhouse/local-server.sh"))
+            .arg(dir.path())
+            .arg(http.to_string())
+            .arg(tcp.to_string())
+            .env(
+                "PATH",
+                format!(
+                    "{}:/usr/sbin:/usr/bin:/sbin:/bin",
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .output()
+            .expect("bash runs deploy/clickhouse/local-server.sh");
+        let pid = std::fs::read_to_string(dir.path().join("pid"))
+            .ok()
+            .and_then(|pid| pid.trim().parse().ok());
+        let server = Self {
+            url: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+            pid,
+            _dir: dir,
+        };
+        assert!(
+            output.status.success(),
+            "clickhouse-server did not start (install Debian's clickhouse-server; .ci/run does): {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        server
+    }
+
+    async fn query(&self, sql: &str) -> String {
+        let answer = reqwest::Client::new()
+            .post(&self.url)
+            .body(sql.to_owned())
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status();
+        let body = answer.text().await.unwrap();
+        assert!(status.is_success(), "{sql}\n→ {status}: {body}");
+        body
+    }
+}
+
+impl Drop for ClickHouse {
+    fn drop(&mut self) {
+        let Some(pid) = self.pid else {
+            return;
+        };
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+        // Wait for it to exit before its directory is removed.
+        for _ in 0..200 {
+            let alive = Command::new("kill")
+                .args(["-0", &pid.to_string()])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success());
+            if !alive {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The statements of an SQL file: comments dropped, split at `;`.
+fn statements(sql: &str) -> Vec<String> {
+    let text: String = sql
+        .lines()
+        .map(|line| line.split("--").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The ClickHouse type each stored column must have: the message model's
+/// Arrow types, times as epoch milliseconds, inner values as Nested arrays.
+fn expected_columns() -> Vec<(String, String)> {
+    let mut expected = vec![
+        (columns::TRACKER_ID.to_owned(), "Int64".to_owned()),
+        (columns::MESSAGE_TIME.to_owned(), "Int64".to_owned()),
+        (columns::SERVER_TIME.to_owned(), "Int64".to_owned()),
+        ("content_hash".to_owned(), "UInt64".to_owned()),
+        (columns::FLAGS.to_owned(), "Nullable(Int64)".to_owned()),
+    ];
+    let clickhouse = |ty: SimpleType| match ty {
+        SimpleType::UInt8 => "UInt8",
+        SimpleType::Int32 => "Int32",
+        SimpleType::Int64 => "Int64",
+        SimpleType::Float64 => "Float64",
+        SimpleType::Utf8 => "String",
+    };
+    for (name, ty) in columns::SIMPLE_COLUMNS {
+        expected.push(((*name).to_owned(), format!("Nullable({})", clickhouse(*ty))));
+    }
+    for kind in InnerKind::ALL {
+        let value = match kind.data_type() {
+            arrow::datatypes::DataType::UInt8 => "UInt8",
+            arrow::datatypes::DataType::Float64 => "Float64",
+            arrow::datatypes::DataType::Utf8 => "String",
+            other => panic!("no ClickHouse type for {other}"),
+        };
+        let prefix = kind.prefix();
+        expected.push((format!("{prefix}.name"), "Array(String)".to_owned()));
+        expected.push((format!("{prefix}.value"), format!("Array({value})")));
+    }
+    expected
+}
+
+#[tokio::test]
+async fn the_one_node_schema_matches_the_message_model_and_deduplicates() {
+    let server = ClickHouse::start();
+    let sql = std::fs::read_to_string(repo().join("deploy/clickhouse/schema.sql")).unwrap();
+    // Twice: a restart applies it again.
+    for _ in 0..2 {
+        for statement in statements(&sql) {
+            server.query(&statement).await;
+        }
+    }
+
+    // DESCRIBE lists the columns in order on every release (18.16's
+    // system.columns has no position); its third field is the default kind.
+    let stored = server
+        .query("DESCRIBE TABLE trackhouse.telemetry FORMAT TSV")
+        .await;
+    let stored: Vec<(String, String)> = stored
+        .lines()
+        .map(|line| line.split('\t').collect::<Vec<_>>())
+        .filter(|fields| fields.get(2).is_none_or(|kind| kind.is_empty()))
+        .map(|fields| (fields[0].to_owned(), fields[1].to_owned()))
+        .collect();
+    assert_eq!(stored, expected_columns());
+
+    // Two arrivals of one message (same content hash), another message in the same millisecond.
+    server
+        .query(
+            "INSERT INTO trackhouse.telemetry (tracker_id, msg_time, server_time, content_hash, \
+             lat, inputs.name, inputs.value) VALUES \
+             (7, 1717200000000, 1717200005000, 11, 1.5, ['lls_level_1'], [12.5]), \
+             (7, 1717200000000, 1717200001000, 11, 1.5, ['lls_level_1'], [12.5]), \
+             (7, 1717200000000, 1717200002000, 12, 2.5, [], [])",
+        )
+        .await;
+    let read = "SELECT content_hash, server_time, lat FROM trackhouse.telemetry \
+                WHERE tracker_id = 7 ORDER BY tracker_id, msg_time, content_hash, server_time \
+                LIMIT 1 BY tracker_id, msg_time, content_hash FORMAT TSV";
+    let expected = "11\t1717200001000\t1.5\n12\t1717200002000\t2.5\n";
+    assert_eq!(
+        server.query(read).await,
+        expected,
+        "read-time dedup keeps the first arrival"
+    );
+    server
+        .query("OPTIMIZE TABLE trackhouse.telemetry FINAL")
+        .await;
+    assert_eq!(
+        server
+            .query("SELECT count() FROM trackhouse.telemetry FORMAT TSV")
+            .await,
+        "2\n",
+        "a merge folds the duplicate"
+    );
+    assert_eq!(
+        server.query(read).await,
+        expected,
+        "and keeps the first arrival"
+    );
+}
