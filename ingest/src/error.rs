@@ -55,6 +55,9 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A batch that does not have the stored layout (a bug, not bad input).
+    #[error("a stored batch {0}")]
+    Layout(String),
 }
 
 impl HasCode for Error {
@@ -62,7 +65,7 @@ impl HasCode for Error {
         match self {
             Self::Backpressure { .. } | Self::Stopped => ErrorCode::QueueUnavailable,
             Self::Wal(inner) => inner.code(),
-            Self::Arrow(_) | Self::Encode(_) => ErrorCode::Unexpected,
+            Self::Arrow(_) | Self::Encode(_) | Self::Layout(_) => ErrorCode::Unexpected,
             Self::Parquet { .. } | Self::Io { .. } => ErrorCode::CannotSaveFile,
             Self::Catalog { .. } => ErrorCode::Database,
         }

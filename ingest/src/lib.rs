@@ -12,8 +12,13 @@
 //! messages are durable in the write-ahead log and visible to readers through
 //! [`schemas::TelemetrySource`]. It does not own reading (that is `query`) nor
 //! HTTP (that is `api`, which resolves trackers and calls in here).
+//!
+//! [`clickhouse`] maps stored batches to rows of the ClickHouse table
+//! (`deploy/clickhouse/schema.sql`) for the ClickHouse backend, whose sink is
+//! not written yet: the flusher writes Parquet only.
 
 mod batch;
+pub mod clickhouse;
 mod dedup;
 mod engine;
 mod error;

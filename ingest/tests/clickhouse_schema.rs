@@ -206,3 +206,84 @@ async fn the_one_node_schema_matches_the_message_model_and_deduplicates() {
         "and keeps the first arrival"
     );
 }
+
+#[tokio::test]
+async fn stored_batches_insert_as_rowbinary_and_read_back_the_same() {
+    use std::sync::Arc;
+
+    use arrow::array::{
+        ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+        TimestampMillisecondArray, UInt8Array, UInt64Array, new_null_array,
+    };
+
+    let server = ClickHouse::start();
+    let sql = std::fs::read_to_string(repo().join("deploy/clickhouse/schema.sql")).unwrap();
+    for statement in statements(&sql) {
+        server.query(&statement).await;
+    }
+
+    // Two messages: one with values everywhere it can, one nearly empty.
+    let inner = [
+        "discrete_inputs.1".to_owned(),
+        "inputs.lls_level_1".to_owned(),
+        "inputs.can_rpm".to_owned(),
+        "states.ignition".to_owned(),
+    ];
+    let schema = columns::schema_with(&inner);
+    let arrays: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|field| -> ArrayRef {
+            match field.name().as_str() {
+                "tracker_id" => Arc::new(Int64Array::from(vec![7, 7])),
+                "msg_time" => Arc::new(
+                    TimestampMillisecondArray::from(vec![1_717_200_000_123, 1_717_200_001_000])
+                        .with_timezone("UTC"),
+                ),
+                "server_time" => Arc::new(
+                    TimestampMillisecondArray::from(vec![1_717_200_005_000, 1_717_200_006_000])
+                        .with_timezone("UTC"),
+                ),
+                "_content_hash" => Arc::new(UInt64Array::from(vec![u64::MAX, 5])),
+                "lat" => Arc::new(Float64Array::from(vec![Some(55.75), None])),
+                "alt" => Arc::new(Int32Array::from(vec![Some(-12), None])),
+                "gps_fix_type" => Arc::new(UInt8Array::from(vec![Some(2), None])),
+                "mn_name" => Arc::new(StringArray::from(vec![Some("Tele2, \"RU\""), None])),
+                "flags" => Arc::new(Int64Array::from(vec![Some(3), None])),
+                "discrete_inputs.1" => Arc::new(UInt8Array::from(vec![Some(1), None])),
+                "inputs.lls_level_1" => Arc::new(Float64Array::from(vec![Some(1234.5), Some(1.0)])),
+                "inputs.can_rpm" => Arc::new(Float64Array::from(vec![Some(800.0), None])),
+                "states.ignition" => Arc::new(StringArray::from(vec![Some("true"), None])),
+                _ => new_null_array(field.data_type(), 2),
+            }
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema, arrays).unwrap();
+    let rows = ingest::clickhouse::rows_of(&batch).unwrap();
+
+    let client = clickhouse::Client::default()
+        .with_url(&server.url)
+        .with_database("trackhouse");
+    let mut insert = client
+        .insert::<ingest::clickhouse::TelemetryRow>("telemetry")
+        .unwrap();
+    for row in &rows {
+        insert.write(row).await.unwrap();
+    }
+    insert.end().await.unwrap();
+
+    let stored = server
+        .query(
+            "SELECT tracker_id, msg_time, server_time, content_hash, flags, gps_fix_type, lat, \
+             alt, mn_name, discrete_inputs.name, discrete_inputs.value, inputs.name, \
+             inputs.value, states.name, states.value FROM trackhouse.telemetry \
+             ORDER BY msg_time FORMAT TSV",
+        )
+        .await;
+    assert_eq!(
+        stored,
+        "7\t1717200000123\t1717200005000\t18446744073709551615\t3\t2\t55.75\t-12\tTele2, \"RU\"\t\
+         ['1']\t[1]\t['lls_level_1','can_rpm']\t[1234.5,800]\t['ignition']\t['true']\n\
+         7\t1717200001000\t1717200006000\t5\t\\N\t\\N\t\\N\t\\N\t\\N\t[]\t[]\t['lls_level_1']\t[1]\t[]\t[]\n"
+    );
+}
