@@ -9,6 +9,8 @@
 //! (`inputs.lls_level_1`) as one name/value pair of its kind's `Nested`
 //! arrays on the rows where it has a value.
 
+use std::time::{Duration, Instant};
+
 use arrow::array::{
     Array, AsArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array,
     UInt64Array,
@@ -214,4 +216,84 @@ pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow>> {
         rows.push(out);
     }
     Ok(rows)
+}
+
+/// Rows per INSERT at the least (the last one of a call may have fewer):
+/// ClickHouse writes a part per INSERT, and many small parts cost merges.
+pub const MIN_INSERT_ROWS: usize = 10_000;
+
+/// Capped exponential backoff between the attempts of one INSERT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// The wait after the first failure; it doubles after each further one.
+    pub first: Duration,
+    /// The longest wait.
+    pub max: Duration,
+    /// Stop retrying an INSERT after this long (`None`: until it succeeds).
+    pub give_up_after: Option<Duration>,
+}
+
+/// Inserts every row of `batches` into `table`, in INSERTs of at least
+/// [`MIN_INSERT_ROWS`] rows (all of them in one when there are fewer), each
+/// retried with `backoff` until ClickHouse answers it with success, which is
+/// when its rows are stored. Returns the rows inserted.
+///
+/// A failed INSERT may still have stored some blocks; its retry stores them
+/// again, and the table's deduplication key (tracker, message time, content
+/// hash) folds the repeats, as it does for a WAL replayed after a crash.
+pub async fn insert(
+    client: &clickhouse::Client,
+    table: &str,
+    batches: &[RecordBatch],
+    backoff: Backoff,
+) -> Result<u64> {
+    let mut pending: Vec<TelemetryRow> = Vec::new();
+    let mut inserted = 0;
+    for (i, batch) in batches.iter().enumerate() {
+        pending.extend(rows_of(batch)?);
+        if pending.len() >= MIN_INSERT_ROWS || i + 1 == batches.len() {
+            insert_with_retries(client, table, &pending, backoff).await?;
+            inserted += pending.len() as u64;
+            pending.clear();
+        }
+    }
+    Ok(inserted)
+}
+
+async fn insert_with_retries(
+    client: &clickhouse::Client,
+    table: &str,
+    rows: &[TelemetryRow],
+    backoff: Backoff,
+) -> Result<()> {
+    let started = Instant::now();
+    let mut wait = backoff.first;
+    loop {
+        match insert_once(client, table, rows).await {
+            Ok(()) => return Ok(()),
+            Err(error) => {
+                if backoff
+                    .give_up_after
+                    .is_some_and(|limit| started.elapsed() + wait > limit)
+                {
+                    return Err(Error::ClickHouse(error));
+                }
+                tracing::warn!(%error, rows = rows.len(), retry_in_ms = wait.as_millis() as u64, "ClickHouse insert failed");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(backoff.max);
+            }
+        }
+    }
+}
+
+async fn insert_once(
+    client: &clickhouse::Client,
+    table: &str,
+    rows: &[TelemetryRow],
+) -> std::result::Result<(), clickhouse::error::Error> {
+    let mut insert = client.insert::<TelemetryRow>(table)?;
+    for row in rows {
+        insert.write(row).await?;
+    }
+    insert.end().await
 }

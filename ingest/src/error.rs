@@ -58,6 +58,9 @@ pub enum Error {
     /// A batch that does not have the stored layout (a bug, not bad input).
     #[error("a stored batch {0}")]
     Layout(String),
+    /// ClickHouse did not store an INSERT (and retrying it gave up).
+    #[error("ClickHouse insert")]
+    ClickHouse(#[source] clickhouse::error::Error),
 }
 
 impl HasCode for Error {
@@ -67,7 +70,7 @@ impl HasCode for Error {
             Self::Wal(inner) => inner.code(),
             Self::Arrow(_) | Self::Encode(_) | Self::Layout(_) => ErrorCode::Unexpected,
             Self::Parquet { .. } | Self::Io { .. } => ErrorCode::CannotSaveFile,
-            Self::Catalog { .. } => ErrorCode::Database,
+            Self::Catalog { .. } | Self::ClickHouse(_) => ErrorCode::Database,
         }
     }
 }

@@ -14,8 +14,9 @@
 //! HTTP (that is `api`, which resolves trackers and calls in here).
 //!
 //! [`clickhouse`] maps stored batches to rows of the ClickHouse table
-//! (`deploy/clickhouse/schema.sql`) for the ClickHouse backend, whose sink is
-//! not written yet: the flusher writes Parquet only.
+//! (`deploy/clickhouse/schema.sql`) and inserts them, retrying while the
+//! server is down, for the ClickHouse backend; no sink uses it yet, the
+//! flusher writes Parquet only.
 
 mod batch;
 pub mod clickhouse;

@@ -1,7 +1,9 @@
-//! `deploy/clickhouse/schema.sql` on a real ClickHouse (Debian's
-//! `clickhouse-server`, which `.ci/run` installs): it applies cleanly and
-//! twice, its columns are the message model's (`schemas::columns`), and it
-//! deduplicates as the comments promise.
+//! ClickHouse for real (Debian's `clickhouse-server`, which `.ci/run`
+//! installs, started on free ports by `deploy/clickhouse/local-server.sh`):
+//! `deploy/clickhouse/schema.sql` applies cleanly and twice, its columns are
+//! the message model's (`schemas::columns`) and it deduplicates as its
+//! comments promise; `ingest::clickhouse` inserts stored batches that read
+//! back the same, and an insert waits for a stopped server to return.
 
 // A test harness: a failed step is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,18 +17,29 @@ use schemas::columns::{self, InnerKind, SimpleType};
 struct ClickHouse {
     url: String,
     pid: Option<u32>,
-    _dir: tempfile::TempDir,
+    ports: (u16, u16),
+    dir: tempfile::TempDir,
 }
 
 impl ClickHouse {
     fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let (http, tcp) = (free_port(), free_port());
+        let mut server = Self {
+            url: String::new(),
+            pid: None,
+            ports: (free_port(), free_port()),
+            dir: tempfile::tempdir().unwrap(),
+        };
+        server.launch();
+        server
+    }
+
+    /// Starts the server on its directory and ports (again, after [`Self::stop`]).
+    fn launch(&mut self) {
         let output = Command::new("bash")
             .arg(repo().join("deploy/clickhouse/local-server.sh"))
-            .arg(dir.path())
-            .arg(http.to_string())
-            .arg(tcp.to_string())
+            .arg(self.dir.path())
+            .arg(self.ports.0.to_string())
+            .arg(self.ports.1.to_string())
             .env(
                 "PATH",
                 format!(
@@ -36,20 +49,34 @@ impl ClickHouse {
             )
             .output()
             .expect("bash runs deploy/clickhouse/local-server.sh");
-        let pid = std::fs::read_to_string(dir.path().join("pid"))
+        self.pid = std::fs::read_to_string(self.dir.path().join("pid"))
             .ok()
             .and_then(|pid| pid.trim().parse().ok());
-        let server = Self {
-            url: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-            pid,
-            _dir: dir,
-        };
+        self.url = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         assert!(
             output.status.success(),
             "clickhouse-server did not start (install Debian's clickhouse-server; .ci/run does): {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        server
+    }
+
+    /// Stops the server and waits until it has exited.
+    fn stop(&mut self) {
+        let Some(pid) = self.pid.take() else {
+            return;
+        };
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+        for _ in 0..400 {
+            let alive = Command::new("kill")
+                .args(["-0", &pid.to_string()])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success());
+            if !alive {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     async fn query(&self, sql: &str) -> String {
@@ -68,22 +95,8 @@ impl ClickHouse {
 
 impl Drop for ClickHouse {
     fn drop(&mut self) {
-        let Some(pid) = self.pid else {
-            return;
-        };
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-        // Wait for it to exit before its directory is removed.
-        for _ in 0..200 {
-            let alive = Command::new("kill")
-                .args(["-0", &pid.to_string()])
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success());
-            if !alive {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        // Exited before its directory is removed.
+        self.stop();
     }
 }
 
@@ -286,4 +299,100 @@ async fn stored_batches_insert_as_rowbinary_and_read_back_the_same() {
          ['1']\t[1]\t['lls_level_1','can_rpm']\t[1234.5,800]\t['ignition']\t['true']\n\
          7\t1717200001000\t1717200006000\t5\t\\N\t\\N\t\\N\t\\N\t\\N\t[]\t[]\t['lls_level_1']\t[1]\t[]\t[]\n"
     );
+}
+
+#[tokio::test]
+async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row() {
+    use std::sync::Arc;
+
+    use arrow::array::{
+        ArrayRef, Int64Array, RecordBatch, TimestampMillisecondArray, UInt64Array, new_null_array,
+    };
+    use ingest::clickhouse::{Backoff, MIN_INSERT_ROWS, insert};
+
+    let mut server = ClickHouse::start();
+    let sql = std::fs::read_to_string(repo().join("deploy/clickhouse/schema.sql")).unwrap();
+    for statement in statements(&sql) {
+        server.query(&statement).await;
+    }
+    // Three batches, 25,000 rows: INSERTs of at least 10,000, the last one shorter.
+    let batch = |first: i64, rows: i64| {
+        let schema = columns::schema_with(&[]);
+        let arrays: Vec<ArrayRef> = schema
+            .fields()
+            .iter()
+            .map(|field| -> ArrayRef {
+                match field.name().as_str() {
+                    "tracker_id" => Arc::new(Int64Array::from(vec![3; rows as usize])),
+                    "msg_time" | "server_time" => Arc::new(
+                        TimestampMillisecondArray::from_iter_values(
+                            (first..first + rows).map(|i| i * 1000),
+                        )
+                        .with_timezone("UTC"),
+                    ),
+                    "_content_hash" => Arc::new(UInt64Array::from_iter_values(
+                        (first..first + rows).map(|i| i as u64),
+                    )),
+                    _ => new_null_array(field.data_type(), rows as usize),
+                }
+            })
+            .collect();
+        RecordBatch::try_new(schema, arrays).unwrap()
+    };
+    let batches = vec![batch(0, 8_000), batch(8_000, 8_000), batch(16_000, 9_000)];
+    const { assert!(MIN_INSERT_ROWS > 8_000 && MIN_INSERT_ROWS <= 16_000) };
+
+    server.stop();
+    let client = clickhouse::Client::default()
+        .with_url(&server.url)
+        .with_database("trackhouse");
+    let backoff = Backoff {
+        first: std::time::Duration::from_millis(50),
+        max: std::time::Duration::from_millis(400),
+        give_up_after: None,
+    };
+    let writing =
+        tokio::spawn(async move { insert(&client, "telemetry", &batches, backoff).await });
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    assert!(
+        !writing.is_finished(),
+        "nothing can be stored while ClickHouse is down"
+    );
+    server.launch();
+    let inserted = tokio::time::timeout(std::time::Duration::from_secs(30), writing)
+        .await
+        .expect("the insert completes once ClickHouse is back")
+        .unwrap()
+        .unwrap();
+    assert_eq!(inserted, 25_000);
+    let stored = server
+        .query(
+            "SELECT count(), uniqExact(content_hash), min(msg_time), max(msg_time) \
+             FROM trackhouse.telemetry FORMAT TSV",
+        )
+        .await;
+    assert_eq!(stored, "25000\t25000\t0\t24999000\n");
+    // Two INSERTs, 16,000 rows then the last 9,000: each wrote one level-0
+    // part (merged parts stay listed, inactive, for minutes).
+    let parts = server
+        .query(
+            "SELECT countIf(level = 0), sumIf(rows, level = 0) FROM system.parts \
+             WHERE database = 'trackhouse' AND table = 'telemetry' FORMAT TSV",
+        )
+        .await;
+    assert_eq!(parts, "2\t25000\n");
+
+    // With a limit, a server that stays down is an error, not a hang.
+    server.stop();
+    let client = clickhouse::Client::default()
+        .with_url(&server.url)
+        .with_database("trackhouse");
+    let give_up = Backoff {
+        give_up_after: Some(std::time::Duration::from_millis(300)),
+        ..backoff
+    };
+    let error = insert(&client, "telemetry", &[batch(30_000, 10)], give_up)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ingest::Error::ClickHouse(_)), "{error:?}");
 }
