@@ -12,20 +12,22 @@
 use std::time::{Duration, Instant};
 
 use arrow::array::{
-    Array, AsArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array,
-    UInt64Array,
+    Array, AsArray, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt8Array,
 };
-use arrow::datatypes::{Float64Type, Int32Type, Int64Type, UInt8Type, UInt64Type};
+use arrow::datatypes::{
+    ArrowPrimitiveType, Float64Type, Int32Type, Int64Type, UInt8Type, UInt64Type,
+};
 use clickhouse::Row;
 use schemas::columns::{self, InnerKind};
 use serde::Serialize;
 
 use crate::{Error, Result};
 
-/// One stored message: a row of `trackhouse.telemetry`.
+/// One stored message: a row of `trackhouse.telemetry`. Texts and inner
+/// names borrow from the batch, so mapping a row allocates only its arrays.
 #[derive(Debug, Clone, PartialEq, Row, Serialize)]
 #[allow(missing_docs)] // The fields are the table's columns (schema.sql).
-pub struct TelemetryRow {
+pub struct TelemetryRow<'a> {
     pub tracker_id: i64,
     pub msg_time: i64,
     pub server_time: i64,
@@ -42,96 +44,93 @@ pub struct TelemetryRow {
     pub hdop: Option<f64>,
     pub pdop: Option<f64>,
     pub event_id: Option<i64>,
-    pub mn_name: Option<String>,
+    pub mn_name: Option<&'a str>,
     pub mn_roaming: Option<i32>,
     pub mn_code: Option<i64>,
     pub mn_csq: Option<i32>,
     pub mn_type: Option<u8>,
     #[serde(rename = "discrete_inputs.name")]
-    pub discrete_inputs_name: Vec<String>,
+    pub discrete_inputs_name: Vec<&'a str>,
     #[serde(rename = "discrete_inputs.value")]
     pub discrete_inputs_value: Vec<u8>,
     #[serde(rename = "discrete_outputs.name")]
-    pub discrete_outputs_name: Vec<String>,
+    pub discrete_outputs_name: Vec<&'a str>,
     #[serde(rename = "discrete_outputs.value")]
     pub discrete_outputs_value: Vec<u8>,
     #[serde(rename = "inputs.name")]
-    pub inputs_name: Vec<String>,
+    pub inputs_name: Vec<&'a str>,
     #[serde(rename = "inputs.value")]
     pub inputs_value: Vec<f64>,
     #[serde(rename = "states.name")]
-    pub states_name: Vec<String>,
+    pub states_name: Vec<&'a str>,
     #[serde(rename = "states.value")]
-    pub states_value: Vec<String>,
+    pub states_value: Vec<&'a str>,
 }
 
-/// A simple column of a batch, downcast once.
-struct Simple<'a, A>(Option<&'a A>);
+/// A simple column of `batch`, downcast once (`None` when absent).
+fn primitive<'a, T: ArrowPrimitiveType>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Option<&'a PrimitiveArray<T>> {
+    batch.column_by_name(name)?.as_primitive_opt::<T>()
+}
 
-impl<A: Array> Simple<'_, A> {
-    fn get<T>(&self, row: usize, value: impl Fn(&A, usize) -> T) -> Option<T> {
-        self.0
-            .filter(|column| column.is_valid(row))
-            .map(|column| value(column, row))
-    }
+/// The value at `row`, `None` when the column is absent or null there.
+fn at<T: ArrowPrimitiveType>(column: Option<&PrimitiveArray<T>>, row: usize) -> Option<T::Native> {
+    column.filter(|c| c.is_valid(row)).map(|c| c.value(row))
 }
 
 /// The rows of a batch of stored messages (the engine's schema: fixed
 /// fields, then whichever inner columns the batch has).
-pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow>> {
+pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow<'_>>> {
     let missing = |what: &str| Error::Layout(format!("lacks {what}"));
     let keys = columns::key_columns(batch).ok_or_else(|| missing("its key columns"))?;
-    let hashes: &UInt64Array = batch
-        .column_by_name(columns::CONTENT_HASH)
-        .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+    let hashes = primitive::<UInt64Type>(batch, columns::CONTENT_HASH)
         .ok_or_else(|| missing(columns::CONTENT_HASH))?;
-    let column = |name: &str| batch.column_by_name(name);
-    let i64s = |name: &str| {
-        Simple::<Int64Array>(column(name).and_then(|c| c.as_primitive_opt::<Int64Type>()))
-    };
-    let i32s = |name: &str| {
-        Simple::<Int32Array>(column(name).and_then(|c| c.as_primitive_opt::<Int32Type>()))
-    };
-    let f64s = |name: &str| {
-        Simple::<Float64Array>(column(name).and_then(|c| c.as_primitive_opt::<Float64Type>()))
-    };
-    let u8s = |name: &str| {
-        Simple::<UInt8Array>(column(name).and_then(|c| c.as_primitive_opt::<UInt8Type>()))
-    };
-    let strings =
-        |name: &str| Simple::<StringArray>(column(name).and_then(|c| c.as_string_opt::<i32>()));
-    let (flags, gps_fix_type, lat, lng, speed) = (
-        i64s(columns::FLAGS),
-        u8s("gps_fix_type"),
-        f64s("lat"),
-        f64s("lng"),
-        f64s("speed"),
-    );
-    let (alt, satellites, heading, precision) = (
-        i32s("alt"),
-        i32s("satellites"),
-        i32s("heading"),
-        i32s("precision"),
-    );
-    let (hdop, pdop, event_id, mn_name) = (
-        f64s("hdop"),
-        f64s("pdop"),
-        i64s("event_id"),
-        strings("mn_name"),
-    );
-    let (mn_roaming, mn_code, mn_csq, mn_type) = (
-        i32s("mn_roaming"),
-        i64s("mn_code"),
-        i32s("mn_csq"),
-        u8s("mn_type"),
-    );
+    let flags = primitive::<Int64Type>(batch, columns::FLAGS);
+    let gps_fix_type = primitive::<UInt8Type>(batch, "gps_fix_type");
+    let lat = primitive::<Float64Type>(batch, "lat");
+    let lng = primitive::<Float64Type>(batch, "lng");
+    let speed = primitive::<Float64Type>(batch, "speed");
+    let alt = primitive::<Int32Type>(batch, "alt");
+    let satellites = primitive::<Int32Type>(batch, "satellites");
+    let heading = primitive::<Int32Type>(batch, "heading");
+    let precision = primitive::<Int32Type>(batch, "precision");
+    let hdop = primitive::<Float64Type>(batch, "hdop");
+    let pdop = primitive::<Float64Type>(batch, "pdop");
+    let event_id = primitive::<Int64Type>(batch, "event_id");
+    let mn_name = batch
+        .column_by_name("mn_name")
+        .and_then(|c| c.as_string_opt::<i32>());
+    let mn_roaming = primitive::<Int32Type>(batch, "mn_roaming");
+    let mn_code = primitive::<Int64Type>(batch, "mn_code");
+    let mn_csq = primitive::<Int32Type>(batch, "mn_csq");
+    let mn_type = primitive::<UInt8Type>(batch, "mn_type");
 
-    // The inner columns present, by kind.
-    let mut inner: Vec<(InnerKind, &str, &dyn Array)> = Vec::new();
+    // The inner columns present, downcast once, with their names.
+    let mut inner: Vec<(&str, Inner<'_>)> = Vec::new();
     for (field, array) in batch.schema_ref().fields().iter().zip(batch.columns()) {
-        if let Some((kind, name)) = InnerKind::split(field.name()) {
-            inner.push((kind, name, array.as_ref()));
-        }
+        let Some((kind, name)) = InnerKind::split(field.name()) else {
+            continue;
+        };
+        let wrong = || {
+            Error::Layout(format!(
+                "has {} of type {}",
+                field.name(),
+                array.data_type()
+            ))
+        };
+        let column = match kind {
+            InnerKind::DiscreteInputs | InnerKind::DiscreteOutputs => {
+                let values = array.as_primitive_opt::<UInt8Type>().ok_or_else(wrong)?;
+                Inner::Discrete(kind == InnerKind::DiscreteInputs, values)
+            }
+            InnerKind::Inputs => {
+                Inner::Input(array.as_primitive_opt::<Float64Type>().ok_or_else(wrong)?)
+            }
+            InnerKind::States => Inner::State(array.as_string_opt::<i32>().ok_or_else(wrong)?),
+        };
+        inner.push((name, column));
     }
 
     let mut rows = Vec::with_capacity(batch.num_rows());
@@ -141,23 +140,23 @@ pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow>> {
             msg_time: keys.message_time.value(row),
             server_time: keys.server_time.value(row),
             content_hash: hashes.value(row),
-            flags: flags.get(row, Int64Array::value),
-            gps_fix_type: gps_fix_type.get(row, UInt8Array::value),
-            lat: lat.get(row, Float64Array::value),
-            lng: lng.get(row, Float64Array::value),
-            speed: speed.get(row, Float64Array::value),
-            alt: alt.get(row, Int32Array::value),
-            satellites: satellites.get(row, Int32Array::value),
-            heading: heading.get(row, Int32Array::value),
-            precision: precision.get(row, Int32Array::value),
-            hdop: hdop.get(row, Float64Array::value),
-            pdop: pdop.get(row, Float64Array::value),
-            event_id: event_id.get(row, Int64Array::value),
-            mn_name: mn_name.get(row, |c, r| c.value(r).to_owned()),
-            mn_roaming: mn_roaming.get(row, Int32Array::value),
-            mn_code: mn_code.get(row, Int64Array::value),
-            mn_csq: mn_csq.get(row, Int32Array::value),
-            mn_type: mn_type.get(row, UInt8Array::value),
+            flags: at(flags, row),
+            gps_fix_type: at(gps_fix_type, row),
+            lat: at(lat, row),
+            lng: at(lng, row),
+            speed: at(speed, row),
+            alt: at(alt, row),
+            satellites: at(satellites, row),
+            heading: at(heading, row),
+            precision: at(precision, row),
+            hdop: at(hdop, row),
+            pdop: at(pdop, row),
+            event_id: at(event_id, row),
+            mn_name: mn_name.filter(|c| c.is_valid(row)).map(|c| c.value(row)),
+            mn_roaming: at(mn_roaming, row),
+            mn_code: at(mn_code, row),
+            mn_csq: at(mn_csq, row),
+            mn_type: at(mn_type, row),
             discrete_inputs_name: Vec::new(),
             discrete_inputs_value: Vec::new(),
             discrete_outputs_name: Vec::new(),
@@ -167,24 +166,10 @@ pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow>> {
             states_name: Vec::new(),
             states_value: Vec::new(),
         };
-        for (kind, name, array) in &inner {
-            if !array.is_valid(row) {
-                continue;
-            }
-            let wrong = || {
-                Error::Layout(format!(
-                    "has {}.{name} of type {}",
-                    kind.prefix(),
-                    array.data_type()
-                ))
-            };
-            match kind {
-                InnerKind::DiscreteInputs | InnerKind::DiscreteOutputs => {
-                    let value = array
-                        .as_primitive_opt::<UInt8Type>()
-                        .ok_or_else(wrong)?
-                        .value(row);
-                    let (names, values) = if *kind == InnerKind::DiscreteInputs {
+        for (name, column) in &inner {
+            match column {
+                Inner::Discrete(inputs, values) if values.is_valid(row) => {
+                    let (names, kept) = if *inputs {
                         (
                             &mut out.discrete_inputs_name,
                             &mut out.discrete_inputs_value,
@@ -195,27 +180,32 @@ pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow>> {
                             &mut out.discrete_outputs_value,
                         )
                     };
-                    names.push((*name).to_owned());
-                    values.push(value);
+                    names.push(name);
+                    kept.push(values.value(row));
                 }
-                InnerKind::Inputs => {
-                    let value = array
-                        .as_primitive_opt::<Float64Type>()
-                        .ok_or_else(wrong)?
-                        .value(row);
-                    out.inputs_name.push((*name).to_owned());
-                    out.inputs_value.push(value);
+                Inner::Input(values) if values.is_valid(row) => {
+                    out.inputs_name.push(name);
+                    out.inputs_value.push(values.value(row));
                 }
-                InnerKind::States => {
-                    let value = array.as_string_opt::<i32>().ok_or_else(wrong)?.value(row);
-                    out.states_name.push((*name).to_owned());
-                    out.states_value.push(value.to_owned());
+                Inner::State(values) if values.is_valid(row) => {
+                    out.states_name.push(name);
+                    out.states_value.push(values.value(row));
                 }
+                _ => {}
             }
         }
         rows.push(out);
     }
     Ok(rows)
+}
+
+/// An inner column of a batch, downcast to its kind's type.
+#[derive(Debug, Clone, Copy)]
+enum Inner<'a> {
+    /// A discrete input (`true`) or output (`false`).
+    Discrete(bool, &'a UInt8Array),
+    Input(&'a Float64Array),
+    State(&'a StringArray),
 }
 
 /// Rows per INSERT at the least (the last one of a call may have fewer):
@@ -247,7 +237,7 @@ pub async fn insert(
     batches: &[RecordBatch],
     backoff: Backoff,
 ) -> Result<u64> {
-    let mut pending: Vec<TelemetryRow> = Vec::new();
+    let mut pending: Vec<TelemetryRow<'_>> = Vec::new();
     let mut inserted = 0;
     for (i, batch) in batches.iter().enumerate() {
         pending.extend(rows_of(batch)?);
@@ -263,7 +253,7 @@ pub async fn insert(
 async fn insert_with_retries(
     client: &clickhouse::Client,
     table: &str,
-    rows: &[TelemetryRow],
+    rows: &[TelemetryRow<'_>],
     backoff: Backoff,
 ) -> Result<()> {
     let started = Instant::now();
@@ -289,9 +279,9 @@ async fn insert_with_retries(
 async fn insert_once(
     client: &clickhouse::Client,
     table: &str,
-    rows: &[TelemetryRow],
+    rows: &[TelemetryRow<'_>],
 ) -> std::result::Result<(), clickhouse::error::Error> {
-    let mut insert = client.insert::<TelemetryRow>(table)?;
+    let mut insert = client.insert::<TelemetryRow<'_>>(table)?;
     for row in rows {
         insert.write(row).await?;
     }

@@ -278,7 +278,7 @@ async fn stored_batches_insert_as_rowbinary_and_read_back_the_same() {
         .with_url(&server.url)
         .with_database("trackhouse");
     let mut insert = client
-        .insert::<ingest::clickhouse::TelemetryRow>("telemetry")
+        .insert::<ingest::clickhouse::TelemetryRow<'_>>("telemetry")
         .unwrap();
     for row in &rows {
         insert.write(row).await.unwrap();
@@ -395,4 +395,33 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
         .await
         .unwrap_err();
     assert!(matches!(error, ingest::Error::ClickHouse(_)), "{error:?}");
+}
+
+/// The column list of a file's first CREATE TABLE with one (comments and
+/// spacing dropped).
+fn column_list(sql: &str) -> String {
+    let statement = statements(sql)
+        .into_iter()
+        .find(|s| s.starts_with("CREATE TABLE") && s.contains("ENGINE"))
+        .unwrap();
+    let start = statement.find('(').unwrap();
+    let end = statement.find("ENGINE").unwrap();
+    statement[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_cluster_tables_have_the_one_node_columns() {
+    // cluster.sql cannot run here (no ZooKeeper); its columns must not drift
+    // from schema.sql's, which the tests above check on a server.
+    let read =
+        |file: &str| std::fs::read_to_string(repo().join("deploy/clickhouse").join(file)).unwrap();
+    let one_node = column_list(&read("schema.sql"));
+    assert!(
+        one_node.contains("keep_first UInt64 MATERIALIZED"),
+        "{one_node}"
+    );
+    assert_eq!(column_list(&read("cluster.sql")), one_node);
 }
