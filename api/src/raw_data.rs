@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use platform::UserAuth;
-use query::columns::{catalog_candidates, plan_columns, present_inner_columns};
+use query::columns::{inner_candidates, plan_columns, present_inner_columns};
 use query::export::{Format, TimeFormat, export_stream};
 use query::scan::{ScanRequest, scan};
 use query::time_range::{SelectionParams, TimeContext, TimeError, parse_selection};
@@ -203,7 +203,9 @@ async fn get_inputs(state: AppState, caller: UserAuth, p: InputsParams) -> ApiRe
         .cutoff(state.store().clock().now())
         .timestamp_millis();
     let snapshot = state.inner.ingest.snapshot();
-    let present = catalog_candidates(&snapshot, tracker.id.0, (cutoff, i64::MAX), None).0;
+    let present = inner_candidates(&snapshot, tracker.id.0, (cutoff, i64::MAX), None)
+        .await?
+        .0;
     let mut discrete = BTreeMap::from([
         (InnerKind::DiscreteInputs, 0u32),
         (InnerKind::DiscreteOutputs, 0u32),

@@ -9,8 +9,12 @@
 -- <remote_servers>; replace `trackhouse_cluster` below with its name.
 -- Run this file on one node: ON CLUSTER creates the tables everywhere.
 --
--- Trackhouse writes to and reads from `telemetry` (the Distributed table),
--- exactly as from the one-node table of schema.sql.
+-- Trackhouse writes to and reads from `telemetry` and `inner_columns` (the
+-- Distributed tables), exactly as from the one-node tables of schema.sql.
+-- Give the ingest workers' ClickHouse user `insert_distributed_sync = 1`
+-- (users.xml profile): otherwise a Distributed INSERT is answered once it
+-- is queued on the receiving node, before the shard has it, and the worker
+-- would truncate its WAL too early.
 
 CREATE DATABASE IF NOT EXISTS trackhouse ON CLUSTER trackhouse_cluster;
 
@@ -51,3 +55,16 @@ SETTINGS index_granularity = 8192;
 CREATE TABLE IF NOT EXISTS trackhouse.telemetry ON CLUSTER trackhouse_cluster
 AS trackhouse.telemetry_local
 ENGINE = Distributed(trackhouse_cluster, trackhouse, telemetry_local, intHash64(tracker_id));
+
+CREATE TABLE IF NOT EXISTS trackhouse.inner_columns_local ON CLUSTER trackhouse_cluster
+(
+    tracker_id Int64,
+    day        Int32,
+    name       String
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/trackhouse/inner_columns', '{replica}')
+ORDER BY (tracker_id, day, name);
+
+CREATE TABLE IF NOT EXISTS trackhouse.inner_columns ON CLUSTER trackhouse_cluster
+AS trackhouse.inner_columns_local
+ENGINE = Distributed(trackhouse_cluster, trackhouse, inner_columns_local, intHash64(tracker_id));

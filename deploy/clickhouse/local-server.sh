@@ -6,7 +6,9 @@
 #   deploy/clickhouse/local-server.sh DIR [HTTP_PORT] [TCP_PORT]
 #
 # Prints the HTTP URL once the server answers /ping; the server's pid is in
-# DIR/pid. Stop it with `kill "$(cat DIR/pid)"`.
+# DIR/pid. Stop it with `kill "$(cat DIR/pid)"`. With WATCH_PID set, the
+# server is also stopped once that process has exited (a test run that
+# shares one server between its tests).
 set -euo pipefail
 
 dir=$(realpath -m "${1:?usage: local-server.sh DIR [HTTP_PORT] [TCP_PORT]}")
@@ -66,6 +68,13 @@ XML
 
 clickhouse-server --config-file="$dir/config.xml" >"$dir/log/stdout.log" 2>&1 &
 echo $! >"$dir/pid"
+if [ -n "${WATCH_PID:-}" ]; then
+    server=$(cat "$dir/pid")
+    (
+        while kill -0 "$WATCH_PID" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
+        kill "$server" 2>/dev/null || true
+    ) </dev/null >/dev/null 2>&1 &
+fi
 
 for _ in $(seq 1 100); do
     if curl -fsS "http://127.0.0.1:$http_port/ping" >/dev/null 2>&1; then

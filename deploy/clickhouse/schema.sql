@@ -21,12 +21,19 @@
 -- which is also what makes replaying the WAL after a crash safe.
 --
 -- Retention: each tracker has its own store period, so rows cannot carry
--- one table TTL. The retention run (every 10 minutes, decision 35) issues
---   ALTER TABLE trackhouse.telemetry DELETE WHERE tracker_id = ? AND msg_time < ?
--- per tracker, and drops whole monthly partitions older than the longest
--- store period. Current releases may add a TTL for that longest period as a
--- backstop: ALTER TABLE trackhouse.telemetry MODIFY TTL
---   toDateTime(intDiv(msg_time, 1000)) + INTERVAL <days> DAY
+-- one table TTL (18.16 has none anyway). The retention run (every 10
+-- minutes, decision 35) first counts the expired rows, and only if there
+-- are any issues one mutation for up to 1,000 trackers:
+--   ALTER TABLE trackhouse.telemetry DELETE WHERE msg_time <
+--     transform(tracker_id, [ids], [cutoffs], toInt64(-9223372036854775808))
+-- and the same on `inner_columns` by day. Current releases may add a TTL
+-- for the longest store period as a backstop: ALTER TABLE
+--   trackhouse.telemetry MODIFY TTL toDateTime(intDiv(msg_time, 1000)) + INTERVAL <days> DAY
+--
+-- `inner_columns` lists, per tracker and UTC day of message time, the inner
+-- columns (`inputs.lls_level_1`, `states.ignition`, ...) that have a value on
+-- that day: what `.*` expansion and `get_inputs` need without reading the
+-- messages. The ingest worker inserts a name before the rows that carry it.
 
 CREATE DATABASE IF NOT EXISTS trackhouse;
 
@@ -63,3 +70,12 @@ ENGINE = ReplacingMergeTree(keep_first)
 PARTITION BY toYYYYMM(toDateTime(intDiv(msg_time, 1000)))
 ORDER BY (tracker_id, msg_time, content_hash)
 SETTINGS index_granularity = 8192;
+
+CREATE TABLE IF NOT EXISTS trackhouse.inner_columns
+(
+    tracker_id Int64,
+    day        Int32,   -- UTC day of message time, days since the Unix epoch
+    name       String   -- storage name: `inputs.lls_level_1`, `states.ignition`, ...
+)
+ENGINE = ReplacingMergeTree()
+ORDER BY (tracker_id, day, name);

@@ -256,24 +256,60 @@ async fn insert_with_retries(
     rows: &[TelemetryRow<'_>],
     backoff: Backoff,
 ) -> Result<()> {
+    retry(backoff, rows.len(), || insert_once(client, table, rows)).await
+}
+
+/// Runs `attempt` until it succeeds, waiting `backoff` between attempts;
+/// an error once `backoff.give_up_after` would pass. `rows` is for the log.
+pub(crate) async fn retry<F, Fut>(backoff: Backoff, rows: usize, mut attempt: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<(), clickhouse::error::Error>>,
+{
     let started = Instant::now();
     let mut wait = backoff.first;
     loop {
-        match insert_once(client, table, rows).await {
+        match attempt().await {
             Ok(()) => return Ok(()),
             Err(error) => {
                 if backoff
                     .give_up_after
                     .is_some_and(|limit| started.elapsed() + wait > limit)
                 {
-                    return Err(Error::ClickHouse(error));
+                    return Err(Error::ClickHouse {
+                        what: "inserting",
+                        source: error,
+                    });
                 }
-                tracing::warn!(%error, rows = rows.len(), retry_in_ms = wait.as_millis() as u64, "ClickHouse insert failed");
+                tracing::warn!(%error, rows, retry_in_ms = wait.as_millis() as u64, "ClickHouse insert failed");
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(backoff.max);
             }
         }
     }
+}
+
+/// The DDL of one node (`deploy/clickhouse/schema.sql`), for `database`.
+const SCHEMA: &str = include_str!("../../deploy/clickhouse/schema.sql");
+
+/// The statements of `deploy/clickhouse/schema.sql` with the database
+/// `trackhouse` renamed to `database` (letters, digits and `_`): comments
+/// dropped, split at `;`. Every one is `IF NOT EXISTS`, so applying them to
+/// a database that has the tables changes nothing.
+pub fn schema_statements(database: &str) -> Vec<String> {
+    let text: String = SCHEMA
+        .lines()
+        .map(|line| line.split("--").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.replace("trackhouse.", &format!("`{database}`."))
+                .replace("EXISTS trackhouse", &format!("EXISTS `{database}`"))
+        })
+        .collect()
 }
 
 async fn insert_once(

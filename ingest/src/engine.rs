@@ -1,5 +1,5 @@
 //! The ingest engine: one writer thread (dedup, WAL group commit, memtable)
-//! and one flusher thread (memtable to Parquet, WAL truncation).
+//! and one flusher thread (memtable to Parquet or ClickHouse, WAL truncation).
 
 mod flusher;
 mod maintenance;
@@ -22,6 +22,7 @@ use crate::batch::{Entry, day_of, to_record_batch};
 use crate::dedup::{DedupIndex, PartitionKey};
 use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
+use crate::sink::clickhouse::{ClickHouseConfig, ClickHouseSink};
 use crate::sink::parquet::{ParquetConfig, ParquetSink};
 use crate::wal::{Wal, WalConfig};
 use crate::{Error, Result};
@@ -55,6 +56,9 @@ pub struct IngestConfig {
     pub compact_max_rows: usize,
     /// How often retention runs once cutoffs are known.
     pub retention_interval: Duration,
+    /// Store flushed rows in ClickHouse instead of Parquet files under
+    /// `data_dir` (the WAL stays under `data_dir` either way).
+    pub clickhouse: Option<ClickHouseConfig>,
 }
 
 impl IngestConfig {
@@ -74,6 +78,7 @@ impl IngestConfig {
             compact_min_files: 4,
             compact_max_rows: 2_000_000,
             retention_interval: Duration::from_secs(600),
+            clickhouse: None,
         }
     }
 }
@@ -198,11 +203,17 @@ impl Ingest {
     /// Opens the data directory: recovers the WAL into memory, starts the threads.
     pub fn open(config: IngestConfig, registry: &mut Registry) -> Result<Self> {
         let metrics = IngestMetrics::register(registry);
-        let sink: Arc<dyn Sink> = Arc::new(ParquetSink::open(ParquetConfig {
-            root: config.data_dir.join("telemetry"),
-            row_group_rows: config.row_group_rows,
-            zstd_level: config.zstd_level,
-        })?);
+        let sink: Arc<dyn Sink> = match &config.clickhouse {
+            Some(clickhouse) => Arc::new(ClickHouseSink::open(
+                clickhouse.clone(),
+                config.data_dir.join("clickhouse"),
+            )?),
+            None => Arc::new(ParquetSink::open(ParquetConfig {
+                root: config.data_dir.join("telemetry"),
+                row_group_rows: config.row_group_rows,
+                zstd_level: config.zstd_level,
+            })?),
+        };
         let mut recovered: Vec<Entry> = Vec::new();
         let (wal, report) = Wal::open(
             WalConfig {
@@ -402,6 +413,7 @@ impl TelemetrySource for Ingest {
             files: state.files.clone(),
             unflushed: state.unflushed.clone(),
             guard: Some(state.epoch.clone()),
+            clickhouse: self.shared.sink.clickhouse(),
         })
     }
 }

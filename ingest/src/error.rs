@@ -58,9 +58,18 @@ pub enum Error {
     /// A batch that does not have the stored layout (a bug, not bad input).
     #[error("a stored batch {0}")]
     Layout(String),
-    /// ClickHouse did not store an INSERT (and retrying it gave up).
-    #[error("ClickHouse insert")]
-    ClickHouse(#[source] clickhouse::error::Error),
+    /// ClickHouse refused or did not answer (an INSERT: after retrying gave up).
+    #[error("ClickHouse: {what}")]
+    ClickHouse {
+        /// What was being done.
+        what: &'static str,
+        /// The failure.
+        #[source]
+        source: clickhouse::error::Error,
+    },
+    /// The storage settings are unusable.
+    #[error("configuration: {0}")]
+    Config(String),
 }
 
 impl HasCode for Error {
@@ -68,14 +77,20 @@ impl HasCode for Error {
         match self {
             Self::Backpressure { .. } | Self::Stopped => ErrorCode::QueueUnavailable,
             Self::Wal(inner) => inner.code(),
-            Self::Arrow(_) | Self::Encode(_) | Self::Layout(_) => ErrorCode::Unexpected,
+            Self::Arrow(_) | Self::Encode(_) | Self::Layout(_) | Self::Config(_) => {
+                ErrorCode::Unexpected
+            }
             Self::Parquet { .. } | Self::Io { .. } => ErrorCode::CannotSaveFile,
-            Self::Catalog { .. } | Self::ClickHouse(_) => ErrorCode::Database,
+            Self::Catalog { .. } | Self::ClickHouse { .. } => ErrorCode::Database,
         }
     }
 }
 
 impl Error {
+    pub(crate) fn clickhouse(what: &'static str) -> impl FnOnce(clickhouse::error::Error) -> Self {
+        move |source| Self::ClickHouse { what, source }
+    }
+
     pub(crate) fn io(
         what: &'static str,
         path: impl Into<PathBuf>,

@@ -13,10 +13,11 @@
 //! [`schemas::TelemetrySource`]. It does not own reading (that is `query`) nor
 //! HTTP (that is `api`, which resolves trackers and calls in here).
 //!
-//! [`clickhouse`] maps stored batches to rows of the ClickHouse table
-//! (`deploy/clickhouse/schema.sql`) and inserts them, retrying while the
-//! server is down, for the ClickHouse backend; no sink uses it yet, the
-//! flusher writes Parquet only.
+//! With [`IngestConfig::clickhouse`] set, the flusher inserts into ClickHouse
+//! (`deploy/clickhouse/schema.sql`) instead of writing Parquet files:
+//! [`clickhouse`] maps stored batches to rows of the table and inserts them,
+//! retrying while the server is down; the WAL is truncated only after
+//! ClickHouse confirmed.
 
 mod batch;
 pub mod clickhouse;
@@ -31,3 +32,4 @@ mod wal;
 
 pub use engine::{Ingest, IngestConfig, WriteOutcome};
 pub use error::{Error, Result};
+pub use sink::clickhouse::ClickHouseConfig;

@@ -1,12 +1,15 @@
-//! Where flushed batches go. One folder per sink with the same file names;
-//! `parquet` is the embedded default (ClickHouse joins it later).
+//! Where flushed batches go: `parquet` files on local disk (the embedded
+//! default) or `clickhouse` tables.
 
+pub(crate) mod clickhouse;
 pub(crate) mod parquet;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
-use schemas::FileEntry;
+use schemas::{ClickHouseTable, FileEntry};
 
 use crate::Result;
 
@@ -27,10 +30,12 @@ pub(crate) struct Rewrite {
 
 /// Persists acknowledged batches.
 pub(crate) trait Sink: Send + Sync + std::fmt::Debug {
-    /// Writes `batches` (durable in the WAL through segment `wal_segment`) to
-    /// files and records them and `wal_segment` in the catalog. When this
-    /// returns Ok, the rows are durable in the sink and the WAL segments up to
-    /// `wal_segment` may be deleted; on error nothing was recorded.
+    /// Stores `batches` (durable in the WAL through segment `wal_segment`)
+    /// and records `wal_segment`; returns the files written, if the sink
+    /// keeps files. When this returns Ok, the rows are durable in the sink
+    /// and the WAL segments up to `wal_segment` may be deleted; on error
+    /// `wal_segment` was not recorded (some rows may be stored: storing them
+    /// again must not duplicate them).
     fn persist(&self, batches: &[RecordBatch], wal_segment: u64) -> Result<Vec<FileEntry>>;
 
     /// Every file of the catalog.
@@ -47,4 +52,15 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug {
     /// The (message time, content hash) keys of a tracker's rows in files
     /// overlapping day `day` (days since the epoch), for deduplication.
     fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>>;
+
+    /// Deletes rows older than their tracker's cutoff (ms) itself and says
+    /// how many; `None` when the sink keeps files, which the engine rewrites.
+    fn delete_expired(&self, _cutoffs: &BTreeMap<i64, i64>) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    /// The ClickHouse tables readers query, when the sink is ClickHouse.
+    fn clickhouse(&self) -> Option<Arc<ClickHouseTable>> {
+        None
+    }
 }

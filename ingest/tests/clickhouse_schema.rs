@@ -394,7 +394,10 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
     let error = insert(&client, "telemetry", &[batch(30_000, 10)], give_up)
         .await
         .unwrap_err();
-    assert!(matches!(error, ingest::Error::ClickHouse(_)), "{error:?}");
+    assert!(
+        matches!(error, ingest::Error::ClickHouse { .. }),
+        "{error:?}"
+    );
 }
 
 /// The column list of a file's first CREATE TABLE with one (comments and

@@ -88,7 +88,7 @@ pub async fn present_inner_columns(
     server: Option<(i64, i64)>,
     ctx: Arc<TaskContext>,
 ) -> Result<BTreeSet<String>> {
-    let (candidates, exact) = catalog_candidates(snapshot, tracker, message, server);
+    let (candidates, exact) = inner_candidates(snapshot, tracker, message, server).await?;
     if exact || candidates.is_empty() {
         return Ok(candidates);
     }
@@ -123,6 +123,25 @@ pub async fn present_inner_columns(
     Ok(present)
 }
 
+/// The inner columns the stored rows' index and the memtable show for the
+/// tracker in the ranges, and whether that answer is exact (see
+/// [`catalog_candidates`]; on ClickHouse, the `inner_columns` table by day,
+/// exact for whole days without a server-time filter). Reads no message.
+pub async fn inner_candidates(
+    snapshot: &TelemetrySnapshot,
+    tracker: i64,
+    message: (i64, i64),
+    server: Option<(i64, i64)>,
+) -> Result<(BTreeSet<String>, bool)> {
+    let Some(table) = &snapshot.clickhouse else {
+        return Ok(catalog_candidates(snapshot, tracker, message, server));
+    };
+    let (mut present, exact) =
+        crate::clickhouse::inner_columns(table, tracker, message, server).await?;
+    memtable_candidates(snapshot, tracker, message, server, &mut present);
+    Ok((present, exact))
+}
+
 /// The inner columns the catalog and memtable show for the tracker in the
 /// ranges, and whether that answer is exact (every file span touched lies
 /// wholly inside the ranges; memtable rows are checked one by one). Reads no
@@ -154,6 +173,19 @@ pub fn catalog_candidates(
             exact &= inside_message && inside_server;
         }
     }
+    memtable_candidates(snapshot, tracker, message, server, &mut present);
+    (present, exact)
+}
+
+/// Adds the inner columns the memtable's rows in the ranges have values for.
+fn memtable_candidates(
+    snapshot: &TelemetrySnapshot,
+    tracker: i64,
+    message: (i64, i64),
+    server: Option<(i64, i64)>,
+    present: &mut BTreeSet<String>,
+) {
+    let server_range = server.unwrap_or((i64::MIN, i64::MAX));
     for batch in &snapshot.unflushed {
         let Some(keys) = columns::key_columns(batch) else {
             continue;
@@ -178,7 +210,6 @@ pub fn catalog_candidates(
             }
         }
     }
-    (present, exact)
 }
 
 /// Resolves the requested columns; an unknown column is code 7 naming it.

@@ -21,6 +21,15 @@ pub enum Error {
     /// Encoding CSV failed.
     #[error("csv encoding")]
     Csv(#[source] crate::csv::CsvError),
+    /// ClickHouse refused a query or could not be reached.
+    #[error("ClickHouse: {what}")]
+    ClickHouse {
+        /// What was being read.
+        what: &'static str,
+        /// The failure.
+        #[source]
+        source: clickhouse::error::Error,
+    },
     /// An invariant of the stored data did not hold (a bug).
     #[error("internal: {0}")]
     Internal(String),
@@ -33,6 +42,17 @@ impl HasCode for Error {
             Self::Plan(_) | Self::Arrow(_) | Self::Csv(_) | Self::Internal(_) => {
                 ErrorCode::Unexpected
             }
+            Self::ClickHouse {
+                source: clickhouse::error::Error::Network(_),
+                ..
+            } => ErrorCode::DatabaseUnavailable,
+            Self::ClickHouse { .. } => ErrorCode::Database,
         }
+    }
+}
+
+impl Error {
+    pub(crate) fn clickhouse(what: &'static str) -> impl FnOnce(clickhouse::error::Error) -> Self {
+        move |source| Self::ClickHouse { what, source }
     }
 }

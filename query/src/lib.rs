@@ -10,6 +10,7 @@
 //!
 //! It does not own writing (that is `ingest`) nor HTTP (that is `api`).
 
+mod clickhouse;
 pub mod columns;
 pub mod csv;
 mod error;

@@ -35,6 +35,7 @@ use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr, create_physical_e
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr, SendableRecordBatchStream};
 use futures::StreamExt;
@@ -124,6 +125,9 @@ pub fn scan(
     request: ScanRequest,
     ctx: Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
+    if let Some(table) = snapshot.clickhouse.clone() {
+        return clickhouse_scan(&snapshot, &table, &request, ctx);
+    }
     let (schema, days) = day_inputs(&snapshot, &request)?;
     let predicate = predicate(
         &schema,
@@ -153,6 +157,163 @@ pub fn scan(
         })
         .flatten();
     Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+}
+
+/// The ClickHouse rows of the request merged with the memtable's by message
+/// time. A row the flusher has inserted but not yet dropped from the
+/// memtable comes from both: of rows with equal message time and content
+/// hash, the first is kept.
+fn clickhouse_scan(
+    snapshot: &TelemetrySnapshot,
+    table: &schemas::ClickHouseTable,
+    request: &ScanRequest,
+    ctx: Arc<TaskContext>,
+) -> Result<SendableRecordBatchStream> {
+    use datafusion::arrow::datatypes::DataType;
+    if request.server.is_some() && !request.with_server_time {
+        return Err(Error::Internal(
+            "a server-time filter needs the server_time column".into(),
+        ));
+    }
+    let schema = scan_schema_with(
+        &request.columns,
+        request.with_server_time,
+        request.string_views,
+    )?;
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new(columns::CONTENT_HASH, DataType::UInt64, false));
+    let keyed: SchemaRef = Arc::new(Schema::new(fields));
+    let server = request.server.unwrap_or((i64::MIN, i64::MAX));
+    let mut memory = Vec::new();
+    for batch in &snapshot.unflushed {
+        memory.extend(
+            memtable_rows(batch, &keyed, request, server)?
+                .into_iter()
+                .map(|(_, rows)| rows),
+        );
+    }
+    let remote = crate::clickhouse::scan(table, keyed.clone(), request)?
+        .map(|batch| batch.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e))));
+    let merged: SendableRecordBatchStream = if memory.is_empty() {
+        Box::pin(RecordBatchStreamAdapter::new(keyed.clone(), remote))
+    } else {
+        let all = concat_batches(&keyed, &memory).map_err(Error::Arrow)?;
+        let order = sort_to_indices(all.column(1), None, None).map_err(Error::Arrow)?;
+        let sorted = take_record_batch(&all, &order).map_err(Error::Arrow)?;
+        let ordering = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(
+            datafusion::physical_expr::expressions::Column::new(columns::MESSAGE_TIME, 1),
+        ))])
+        .ok_or_else(|| Error::Internal("empty ordering".into()))?;
+        let stored = StreamingTableExec::try_new(
+            keyed.clone(),
+            vec![Arc::new(OnceStream::new(Box::pin(
+                RecordBatchStreamAdapter::new(keyed.clone(), remote),
+            )))],
+            None,
+            vec![ordering.clone()],
+            false,
+            None,
+        )
+        .map_err(Error::Plan)?;
+        let memory = MemorySourceConfig::try_new_exec(&[vec![sorted]], keyed.clone(), None)
+            .map_err(Error::Plan)?;
+        let union = UnionExec::try_new(vec![Arc::new(stored), memory]).map_err(Error::Plan)?;
+        SortPreservingMergeExec::new(ordering, union)
+            .execute(0, ctx)
+            .map_err(Error::Plan)?
+    };
+    let mut seen = FirstOfKey::default();
+    let out = schema.clone();
+    let stream = merged.map(move |batch| {
+        let batch = batch?;
+        seen.keep_first(&batch, &out)
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))
+    });
+    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+}
+
+/// Drops the rows of a message-time-ordered stream whose (message time,
+/// content hash) came before, and the hash column (the last).
+#[derive(Debug, Default)]
+struct FirstOfKey {
+    time: Option<i64>,
+    hashes: Vec<u64>,
+}
+
+impl FirstOfKey {
+    fn keep_first(&mut self, batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+        use datafusion::arrow::datatypes::UInt64Type;
+        let times = batch.column(1).as_primitive::<TimestampMillisecondType>();
+        let hashes = batch
+            .columns()
+            .last()
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+            .ok_or_else(|| Error::Internal("a keyed batch lacks its hash".into()))?;
+        let mut dropped = 0;
+        let keep: BooleanArray = (0..batch.num_rows())
+            .map(|i| {
+                let (time, hash) = (times.value(i), hashes.value(i));
+                if self.time != Some(time) {
+                    self.time = Some(time);
+                    self.hashes.clear();
+                }
+                let first = !self.hashes.contains(&hash);
+                if first {
+                    self.hashes.push(hash);
+                } else {
+                    dropped += 1;
+                }
+                Some(first)
+            })
+            .collect();
+        let columns = batch.columns()[..schema.fields().len()].to_vec();
+        let projected = RecordBatch::try_new(schema.clone(), columns).map_err(Error::Arrow)?;
+        if dropped == 0 {
+            return Ok(projected);
+        }
+        filter_record_batch(&projected, &keep).map_err(Error::Arrow)
+    }
+}
+
+/// A partition of a plan that is an already running stream.
+struct OnceStream {
+    schema: SchemaRef,
+    stream: std::sync::Mutex<Option<SendableRecordBatchStream>>,
+}
+
+impl OnceStream {
+    fn new(stream: SendableRecordBatchStream) -> Self {
+        Self {
+            schema: stream.schema(),
+            stream: std::sync::Mutex::new(Some(stream)),
+        }
+    }
+}
+
+impl std::fmt::Debug for OnceStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnceStream").finish_non_exhaustive()
+    }
+}
+
+impl PartitionStream for OnceStream {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let taken = self.stream.lock().unwrap_or_else(|p| p.into_inner()).take();
+        taken.unwrap_or_else(|| {
+            Box::pin(RecordBatchStreamAdapter::new(
+                self.schema.clone(),
+                futures::stream::once(async {
+                    Err(datafusion::error::DataFusionError::Internal(
+                        "a ClickHouse answer can be read once".into(),
+                    ))
+                }),
+            ))
+        })
+    }
 }
 
 /// One UTC day's input: its files and its memtable rows.

@@ -27,4 +27,4 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use error_code::{ErrorCode, HasCode};
 pub use ids::{DealerId, IngestTokenId, PlanId, SecurityGroupId, SensorId, TrackerId, UserId};
 pub use message::{FLAG_BITS, GpsFixType, Message, MnType, StateValue, format_number};
-pub use telemetry::{FileEntry, TelemetrySnapshot, TelemetrySource, TrackerSpan};
+pub use telemetry::{ClickHouseTable, FileEntry, TelemetrySnapshot, TelemetrySource, TrackerSpan};

@@ -100,6 +100,48 @@ pub struct TelemetrySnapshot {
     /// replaced by compaction or retention are deleted only after every
     /// snapshot that lists them is dropped.
     pub guard: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Where flushed rows are when the storage is ClickHouse rather than
+    /// files (`files` is then empty). The flusher inserts a batch before it
+    /// leaves the memtable, so a row may be both in `unflushed` and in
+    /// ClickHouse for a moment: readers drop the second copy by its key
+    /// (tracker, message time, content hash).
+    pub clickhouse: Option<Arc<ClickHouseTable>>,
+}
+
+/// A ClickHouse database holding the tables of `deploy/clickhouse/schema.sql`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClickHouseTable {
+    /// The HTTP interface, e.g. `http://127.0.0.1:8123`.
+    pub url: String,
+    /// The database (`trackhouse` unless configured).
+    pub database: String,
+    /// The user, if not the server's default.
+    pub user: Option<String>,
+    /// The user's password.
+    pub password: Option<String>,
+}
+
+impl ClickHouseTable {
+    /// The table of messages.
+    pub const TELEMETRY: &'static str = "telemetry";
+    /// The table of inner column names by tracker and day.
+    pub const INNER_COLUMNS: &'static str = "inner_columns";
+
+    /// `database.table`, quoted for SQL.
+    pub fn qualified(&self, table: &str) -> String {
+        format!("`{}`.`{table}`", self.database.replace('`', ""))
+    }
+}
+
+impl Debug for ClickHouseTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClickHouseTable")
+            .field("url", &self.url)
+            .field("database", &self.database)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// Gives readers consistent snapshots of stored telemetry.

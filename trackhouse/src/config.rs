@@ -102,8 +102,50 @@ pub(crate) struct ServerArgs {
     )]
     pub(crate) max_unflushed_rows: usize,
 
+    /// Where flushed telemetry is stored: Parquet files under the data directory (embedded), or ClickHouse.
+    #[arg(
+        long,
+        env = "TRACKHOUSE_STORAGE",
+        value_enum,
+        default_value = "parquet"
+    )]
+    pub(crate) storage: Storage,
+
+    /// ClickHouse's HTTP interface (with `--storage clickhouse`).
+    #[arg(
+        long,
+        env = "TRACKHOUSE_CLICKHOUSE_URL",
+        default_value = "http://127.0.0.1:8123"
+    )]
+    pub(crate) clickhouse_url: String,
+
+    /// The ClickHouse database; its tables are created at start if missing.
+    #[arg(
+        long,
+        env = "TRACKHOUSE_CLICKHOUSE_DATABASE",
+        default_value = "trackhouse"
+    )]
+    pub(crate) clickhouse_database: String,
+
+    /// The ClickHouse user (the server's default user if not given).
+    #[arg(long, env = "TRACKHOUSE_CLICKHOUSE_USER")]
+    pub(crate) clickhouse_user: Option<String>,
+
+    /// The ClickHouse user's password.
+    #[arg(long, env = "TRACKHOUSE_CLICKHOUSE_PASSWORD", hide_env_values = true)]
+    pub(crate) clickhouse_password: Option<String>,
+
     #[command(flatten)]
     pub(crate) log: LogArgs,
+}
+
+/// Where flushed telemetry is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Storage {
+    /// Parquet files under the data directory.
+    Parquet,
+    /// A ClickHouse database (`--clickhouse-*`).
+    Clickhouse,
 }
 
 impl ServerArgs {
@@ -112,6 +154,14 @@ impl ServerArgs {
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
             flush_rows: self.flush_rows.max(1),
             max_unflushed_rows: self.max_unflushed_rows.max(1),
+            clickhouse: (self.storage == Storage::Clickhouse).then(|| {
+                ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
+                    url: self.clickhouse_url.clone(),
+                    database: self.clickhouse_database.clone(),
+                    user: self.clickhouse_user.clone(),
+                    password: self.clickhouse_password.clone(),
+                })
+            }),
             ..ingest::IngestConfig::new(&self.data_dir)
         }
     }

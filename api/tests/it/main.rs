@@ -6,6 +6,7 @@
 
 mod access;
 mod api_keys;
+mod clickhouse_outage;
 mod conventions;
 mod intake;
 mod panel;

@@ -1,4 +1,4 @@
-//! The flusher thread: memtable to Parquet files, then WAL truncation.
+//! The flusher thread: memtable to the sink (Parquet files or ClickHouse), then WAL truncation.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
         last_flush = Instant::now();
         if let Err(e) = &outcome {
             shared.metrics.flush_errors.inc();
-            tracing::error!(error = %e, "flushing to Parquet failed; the rows stay in the WAL and memory, retrying");
+            tracing::error!(error = %e, "flushing failed; the rows stay in the WAL and memory, retrying");
         }
         shared.publish_gauges();
         if let Some(reply) = request {
@@ -110,7 +110,7 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
             "flushed"
         );
     }
-    // Segments up to the sealed one are in Parquet (or held nothing).
+    // Segments up to the sealed one are in the sink (or held nothing).
     let _ = commands.send(Command::Truncate { through: segment });
     Ok(())
 }

@@ -104,6 +104,29 @@ pub(super) fn compact(shared: &Shared) -> Result<bool> {
 /// Drops rows older than their tracker's cutoff (the plan's store period):
 /// rewrites the files that hold such rows, and forgets their dedup keys.
 pub(super) fn retain(shared: &Shared, cutoffs: &BTreeMap<i64, i64>) -> Result<u64> {
+    let dropped = match shared.sink.delete_expired(cutoffs)? {
+        Some(dropped) => {
+            if dropped > 0 {
+                tracing::info!(
+                    rows_dropped = dropped,
+                    "retention removed rows past their store period"
+                );
+            }
+            dropped
+        }
+        None => rewrite_expired(shared, cutoffs)?,
+    };
+    let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+    dedup.retain(|(tracker, day)| {
+        cutoffs
+            .get(tracker)
+            .is_none_or(|cutoff| (day + 1) * 86_400_000 > *cutoff)
+    });
+    Ok(dropped)
+}
+
+/// Rewrites the files holding expired rows without them.
+fn rewrite_expired(shared: &Shared, cutoffs: &BTreeMap<i64, i64>) -> Result<u64> {
     let files = shared.read().files.clone();
     let expired: Vec<FileEntry> = files
         .iter()
@@ -129,12 +152,6 @@ pub(super) fn retain(shared: &Shared, cutoffs: &BTreeMap<i64, i64>) -> Result<u6
     if !batch.is_empty() {
         dropped += rewrite_retained(shared, &batch, &keep)?;
     }
-    let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
-    dedup.retain(|(tracker, day)| {
-        cutoffs
-            .get(tracker)
-            .is_none_or(|cutoff| (day + 1) * 86_400_000 > *cutoff)
-    });
     Ok(dropped)
 }
 

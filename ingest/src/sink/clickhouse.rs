@@ -1,0 +1,437 @@
+//! The distributed sink: rows go to ClickHouse (`deploy/clickhouse/schema.sql`)
+//! through the official crate, in RowBinary INSERTs of at least 10,000 rows,
+//! each retried with backoff until ClickHouse answers success. The WAL stays
+//! in front (ClickHouse does not fsync an INSERT), and the last WAL segment
+//! whose rows ClickHouse confirmed is recorded next to the WAL, so a restart
+//! replays only what ClickHouse may not have. A replayed row ClickHouse did
+//! have is folded by the table's dedup key, and readers deduplicate until
+//! ClickHouse merges.
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arrow::array::{Array, RecordBatch};
+use clickhouse::Row;
+use schemas::columns::{self, InnerKind};
+use schemas::{ClickHouseTable, FileEntry};
+use serde::{Deserialize, Serialize};
+
+use crate::batch::day_of;
+use crate::clickhouse::{Backoff, insert, schema_statements};
+use crate::sink::{Rewrite, Sink};
+use crate::{Error, Result};
+
+/// Settings of the ClickHouse storage.
+#[derive(Debug, Clone)]
+pub struct ClickHouseConfig {
+    /// Where the tables are.
+    pub table: ClickHouseTable,
+    /// Retries of one flush's INSERTs. A flush that gives up is retried
+    /// whole at the next flush interval, the rows staying in the WAL and
+    /// memory meanwhile (intake refuses writes beyond `max_unflushed_rows`).
+    pub backoff: Backoff,
+    /// Longest wait for a query the writer thread needs (stored keys for
+    /// deduplication), so intake does not stall on an unresponsive server.
+    pub query_timeout: Duration,
+}
+
+impl ClickHouseConfig {
+    /// Defaults for a database: INSERTs retried from 100 ms up to 5 s apart
+    /// for 30 s per flush, queries waited for 5 s.
+    pub fn new(table: ClickHouseTable) -> Self {
+        Self {
+            table,
+            backoff: Backoff {
+                first: Duration::from_millis(100),
+                max: Duration::from_secs(5),
+                give_up_after: Some(Duration::from_secs(30)),
+            },
+            query_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// One row of `inner_columns`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Row, Serialize)]
+struct InnerName {
+    tracker_id: i64,
+    day: i32,
+    name: String,
+}
+
+/// A stored key, for deduplication.
+#[derive(Debug, Row, Deserialize)]
+struct Key {
+    msg_time: i64,
+    content_hash: u64,
+}
+
+/// ClickHouse tables and the record of what they confirmed.
+pub(crate) struct ClickHouseSink {
+    config: ClickHouseConfig,
+    table: Arc<ClickHouseTable>,
+    client: clickhouse::Client,
+    /// Runs the client's futures for the engine's threads.
+    runtime: Option<tokio::runtime::Runtime>,
+    /// The file holding the last WAL segment ClickHouse confirmed.
+    progress: PathBuf,
+    flushed: AtomicU64,
+    /// Inner column names known to be in `inner_columns`, so each is inserted once.
+    names: Mutex<HashSet<InnerName>>,
+}
+
+impl std::fmt::Debug for ClickHouseSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClickHouseSink")
+            .field("table", &self.table)
+            .field("progress", &self.progress)
+            .field("flushed", &self.flushed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClickHouseSink {
+    /// Connects, creates the database and tables if missing (the DDL is
+    /// idempotent) and checks an existing table has every column; reads the
+    /// confirmed WAL segment from `state_dir`. Fails when ClickHouse cannot
+    /// be reached: a server that starts without its storage would only
+    /// refuse writes later.
+    pub(crate) fn open(config: ClickHouseConfig, state_dir: PathBuf) -> Result<Self> {
+        let table = config.table.clone();
+        if table.database.is_empty()
+            || !table
+                .database
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(Error::Config(format!(
+                "the ClickHouse database name `{}` must be letters, digits and `_`",
+                table.database
+            )));
+        }
+        let client = client(&table);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("ingest-clickhouse")
+            .enable_all()
+            .build()
+            .map_err(Error::io("starting the ClickHouse runtime", &state_dir))?;
+        std::fs::create_dir_all(&state_dir)
+            .map_err(Error::io("creating the directory", &state_dir))?;
+        let progress = state_dir.join("flushed_wal_segment");
+        let flushed = match std::fs::read_to_string(&progress) {
+            Ok(text) => text.trim().parse().map_err(|_| {
+                Error::Config(format!("{} does not hold a number", progress.display()))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(Error::io("reading", &progress)(e)),
+        };
+        let sink = Self {
+            table: Arc::new(table),
+            client,
+            runtime: Some(runtime),
+            progress,
+            flushed: AtomicU64::new(flushed),
+            names: Mutex::new(HashSet::new()),
+            config,
+        };
+        sink.migrate()?;
+        Ok(sink)
+    }
+
+    /// Applies `schema.sql` (every statement is `IF NOT EXISTS`) and reads
+    /// no row of each table with all the columns Trackhouse uses, which
+    /// fails naming the column when an older table lacks one.
+    fn migrate(&self) -> Result<()> {
+        // The database may not exist yet: name it in the statements only.
+        let client = server_client(&self.table);
+        let statements = schema_statements(&self.table.database);
+        let telemetry = self.table.qualified(ClickHouseTable::TELEMETRY);
+        let inner = self.table.qualified(ClickHouseTable::INNER_COLUMNS);
+        let mut names: Vec<String> = columns::schema_with(&[])
+            .fields()
+            .iter()
+            .filter(|f| InnerKind::split(f.name()).is_none())
+            .map(|f| match f.name().as_str() {
+                columns::CONTENT_HASH => "content_hash".to_owned(),
+                name => name.to_owned(),
+            })
+            .collect();
+        for kind in InnerKind::ALL {
+            names.push(format!("{}.name", kind.prefix()));
+            names.push(format!("{}.value", kind.prefix()));
+        }
+        self.block_on(async move {
+            for statement in statements {
+                client
+                    .query(&statement)
+                    .execute()
+                    .await
+                    .map_err(Error::clickhouse("creating the schema"))?;
+            }
+            client
+                .query(&format!(
+                    "SELECT {} FROM {telemetry} LIMIT 0",
+                    names.join(", ")
+                ))
+                .execute()
+                .await
+                .map_err(Error::clickhouse("checking the telemetry table's columns"))?;
+            client
+                .query(&format!(
+                    "SELECT tracker_id, day, name FROM {inner} LIMIT 0"
+                ))
+                .execute()
+                .await
+                .map_err(Error::clickhouse(
+                    "checking the inner_columns table's columns",
+                ))
+        })
+    }
+
+    /// Runs a future of the client to completion on the sink's runtime, from
+    /// a plain thread or (at open) from inside another runtime.
+    fn block_on<F: Future + Send>(&self, future: F) -> F::Output
+    where
+        F::Output: Send,
+    {
+        let Some(runtime) = self.runtime.as_ref() else {
+            unreachable!("the runtime lives until the sink is dropped")
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return runtime.block_on(future);
+        }
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| runtime.block_on(future))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+
+    /// The inner column names of `batches` not yet known to be stored.
+    fn new_names(&self, batches: &[RecordBatch]) -> Result<Vec<InnerName>> {
+        let known = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        let mut found = HashSet::new();
+        for batch in batches {
+            let keys = columns::key_columns(batch)
+                .ok_or_else(|| Error::Layout("lacks its key columns".into()))?;
+            for (field, array) in batch.schema_ref().fields().iter().zip(batch.columns()) {
+                if InnerKind::split(field.name()).is_none() || array.null_count() == array.len() {
+                    continue;
+                }
+                for row in (0..array.len()).filter(|&i| array.is_valid(i)) {
+                    let name = InnerName {
+                        tracker_id: keys.tracker.value(row),
+                        day: day_of(keys.message_time.value(row)) as i32,
+                        name: field.name().clone(),
+                    };
+                    if !known.contains(&name) {
+                        found.insert(name);
+                    }
+                }
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+
+    fn record_progress(&self, wal_segment: u64) -> Result<()> {
+        let temporary = self.progress.with_extension("tmp");
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let mut file = std::fs::File::create(&temporary)?;
+            writeln!(file, "{wal_segment}")?;
+            file.sync_data()?;
+            std::fs::rename(&temporary, &self.progress)?;
+            if let Some(dir) = self.progress.parent() {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        };
+        write().map_err(Error::io(
+            "recording the flushed WAL segment",
+            &self.progress,
+        ))?;
+        self.flushed.store(wal_segment, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl Drop for ClickHouseSink {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which is not allowed inside another runtime.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A client of `table`'s database.
+fn client(table: &ClickHouseTable) -> clickhouse::Client {
+    server_client(table).with_database(&table.database)
+}
+
+/// A client of `table`'s server, without a database.
+fn server_client(table: &ClickHouseTable) -> clickhouse::Client {
+    let mut client = clickhouse::Client::default().with_url(&table.url);
+    if let Some(user) = &table.user {
+        client = client.with_user(user);
+    }
+    if let Some(password) = &table.password {
+        client = client.with_password(password);
+    }
+    client
+}
+
+impl Sink for ClickHouseSink {
+    fn persist(&self, batches: &[RecordBatch], wal_segment: u64) -> Result<Vec<FileEntry>> {
+        // Names first: a reader may see a name before its rows (and find the
+        // column empty), never rows whose name it cannot list.
+        let names = self.new_names(batches)?;
+        let backoff = self.config.backoff;
+        self.block_on(async {
+            if !names.is_empty() {
+                insert_names(&self.client, &names, backoff).await?;
+            }
+            insert(&self.client, ClickHouseTable::TELEMETRY, batches, backoff).await
+        })?;
+        self.record_progress(wal_segment)?;
+        self.names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(names);
+        Ok(Vec::new())
+    }
+
+    fn files(&self) -> Vec<FileEntry> {
+        Vec::new()
+    }
+
+    fn flushed_wal_segment(&self) -> u64 {
+        self.flushed.load(Ordering::Acquire)
+    }
+
+    fn rewrite(&self, _files: &[FileEntry], _keep: &dyn Fn(i64, i64) -> bool) -> Result<Rewrite> {
+        Err(Error::Config(
+            "ClickHouse storage has no files to rewrite".into(),
+        ))
+    }
+
+    /// The keys ClickHouse holds for the tracker's day. When ClickHouse does
+    /// not answer within the query timeout, none: intake goes on while
+    /// ClickHouse is down (decision 60), and a message stored again is
+    /// folded by the table's dedup key and by readers.
+    fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
+        let sql = format!(
+            "SELECT msg_time, content_hash FROM {} WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?",
+            self.table.qualified(ClickHouseTable::TELEMETRY)
+        );
+        let query = self
+            .client
+            .query(&sql)
+            .bind(tracker)
+            .bind(day * 86_400_000)
+            .bind((day + 1) * 86_400_000);
+        let timeout = self.config.query_timeout;
+        let answer = self
+            .block_on(async move { tokio::time::timeout(timeout, query.fetch_all::<Key>()).await });
+        match answer {
+            Ok(Ok(keys)) => Ok(keys
+                .into_iter()
+                .map(|k| (k.msg_time, k.content_hash))
+                .collect()),
+            Ok(Err(error)) => {
+                tracing::warn!(%error, tracker, day, "ClickHouse did not give the stored keys; deduplicating against memory only");
+                Ok(Vec::new())
+            }
+            Err(_) => {
+                tracing::warn!(
+                    tracker,
+                    day,
+                    timeout_ms = timeout.as_millis() as u64,
+                    "ClickHouse did not give the stored keys in time; deduplicating against memory only"
+                );
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    fn delete_expired(&self, cutoffs: &BTreeMap<i64, i64>) -> Result<Option<u64>> {
+        let telemetry = self.table.qualified(ClickHouseTable::TELEMETRY);
+        let inner = self.table.qualified(ClickHouseTable::INNER_COLUMNS);
+        let cutoffs: Vec<(i64, i64)> = cutoffs.iter().map(|(t, c)| (*t, *c)).collect();
+        let client = self.client.clone();
+        let expired = self.block_on(async move {
+            let mut expired = 0;
+            for chunk in cutoffs.chunks(1_000) {
+                let rows = chunk
+                    .iter()
+                    .map(|(tracker, cutoff)| {
+                        format!("(tracker_id = {tracker} AND msg_time < {cutoff})")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" OR ");
+                let days = chunk
+                    .iter()
+                    .map(|(tracker, cutoff)| {
+                        format!(
+                            "(tracker_id = {tracker} AND day < {})",
+                            cutoff.div_euclid(86_400_000)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" OR ");
+                let count: u64 = client
+                    .query(&format!("SELECT count() FROM {telemetry} WHERE {rows}"))
+                    .fetch_one()
+                    .await
+                    .map_err(Error::clickhouse("counting expired rows"))?;
+                if count > 0 {
+                    client
+                        .query(&format!("ALTER TABLE {telemetry} DELETE WHERE {rows}"))
+                        .execute()
+                        .await
+                        .map_err(Error::clickhouse("deleting expired rows"))?;
+                    expired += count;
+                }
+                let names: u64 = client
+                    .query(&format!("SELECT count() FROM {inner} WHERE {days}"))
+                    .fetch_one()
+                    .await
+                    .map_err(Error::clickhouse("counting expired inner column names"))?;
+                if names > 0 {
+                    client
+                        .query(&format!("ALTER TABLE {inner} DELETE WHERE {days}"))
+                        .execute()
+                        .await
+                        .map_err(Error::clickhouse("deleting expired inner column names"))?;
+                }
+            }
+            Ok::<_, Error>(expired)
+        })?;
+        Ok(Some(expired))
+    }
+
+    fn clickhouse(&self) -> Option<Arc<ClickHouseTable>> {
+        Some(self.table.clone())
+    }
+}
+
+async fn insert_names(
+    client: &clickhouse::Client,
+    names: &[InnerName],
+    backoff: Backoff,
+) -> Result<()> {
+    crate::clickhouse::retry(backoff, names.len(), || async {
+        let mut insert = client.insert::<InnerName>(ClickHouseTable::INNER_COLUMNS)?;
+        for name in names {
+            insert.write(name).await?;
+        }
+        insert.end().await
+    })
+    .await
+}
