@@ -34,7 +34,7 @@ pub(crate) enum Command {
 /// Options of a serving process.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServerArgs {
-    /// Directory of all state: the platform database and, later, the WAL and Parquet files.
+    /// Directory of all state: the platform database, the WAL, and the Parquet files (or, on ClickHouse, the record of what ClickHouse confirmed).
     #[arg(long, env = "TRACKHOUSE_DATA_DIR", default_value = "./trackhouse-data")]
     pub(crate) data_dir: PathBuf,
 
@@ -86,7 +86,7 @@ pub(crate) struct ServerArgs {
     )]
     pub(crate) resampling_max_span_days: u32,
 
-    /// Acknowledged messages are written from memory to Parquet at least this often (milliseconds).
+    /// Acknowledged messages are written from memory to storage (Parquet or ClickHouse) at least this often (milliseconds).
     #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
     pub(crate) flush_interval_ms: u64,
 

@@ -112,6 +112,11 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     );
     let read = json!({"hash": acc.key, "tracker_id": acc.trackers[0].0, "from": "2024-06-01T00:00:00Z",
         "to": "2024-06-02T00:00:00Z", "columns": ["speed", "inputs.*"]});
+    // Reads need ClickHouse: refused as unavailable, not answered in part.
+    let (status, body) = export(&srv, read.clone()).await;
+    assert_eq!(status, 503, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["status"]["code"], 14, "{body}");
 
     // Back: the flusher's retries store everything, the WAL is truncated.
     start_clickhouse_on(clickhouse.path(), ports, Some(std::process::id()));

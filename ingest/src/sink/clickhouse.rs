@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -80,6 +80,9 @@ pub(crate) struct ClickHouseSink {
     /// The file holding the last WAL segment ClickHouse confirmed.
     progress: PathBuf,
     flushed: AtomicU64,
+    /// Whether the schema has been applied (at open, or at the first flush
+    /// when ClickHouse was unreachable at open).
+    migrated: AtomicBool,
     /// Inner column names known to be in `inner_columns`, so each is inserted once.
     names: Mutex<HashSet<InnerName>>,
 }
@@ -95,11 +98,12 @@ impl std::fmt::Debug for ClickHouseSink {
 }
 
 impl ClickHouseSink {
-    /// Connects, creates the database and tables if missing (the DDL is
-    /// idempotent) and checks an existing table has every column; reads the
-    /// confirmed WAL segment from `state_dir`. Fails when ClickHouse cannot
-    /// be reached: a server that starts without its storage would only
-    /// refuse writes later.
+    /// Creates the database and tables if missing (the DDL is idempotent)
+    /// and checks an existing table has every column; reads the confirmed
+    /// WAL segment from `state_dir`. A ClickHouse that cannot be reached
+    /// does not stop the start (intake acknowledges into the WAL meanwhile):
+    /// the schema is then applied before the first flush. A schema that
+    /// does not fit does.
     pub(crate) fn open(config: ClickHouseConfig, state_dir: PathBuf) -> Result<Self> {
         let table = config.table.clone();
         if table.database.is_empty()
@@ -136,10 +140,20 @@ impl ClickHouseSink {
             runtime: Some(runtime),
             progress,
             flushed: AtomicU64::new(flushed),
+            migrated: AtomicBool::new(false),
             names: Mutex::new(HashSet::new()),
             config,
         };
-        sink.migrate()?;
+        match sink.migrate() {
+            Ok(()) => {}
+            Err(Error::ClickHouse {
+                source: clickhouse::error::Error::Network(error),
+                ..
+            }) => {
+                tracing::warn!(%error, url = %sink.table.url, "ClickHouse is unreachable; intake goes on into the WAL, the schema is applied before the first flush");
+            }
+            Err(other) => return Err(other),
+        }
         Ok(sink)
     }
 
@@ -147,6 +161,9 @@ impl ClickHouseSink {
     /// no row of each table with all the columns Trackhouse uses, which
     /// fails naming the column when an older table lacks one.
     fn migrate(&self) -> Result<()> {
+        if self.migrated.load(Ordering::Acquire) {
+            return Ok(());
+        }
         // The database may not exist yet: name it in the statements only.
         let client = server_client(&self.table);
         let statements = schema_statements(&self.table.database);
@@ -190,7 +207,9 @@ impl ClickHouseSink {
                 .map_err(Error::clickhouse(
                     "checking the inner_columns table's columns",
                 ))
-        })
+        })?;
+        self.migrated.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// Runs a future of the client to completion on the sink's runtime, from
@@ -291,6 +310,7 @@ impl Sink for ClickHouseSink {
     fn persist(&self, batches: &[RecordBatch], wal_segment: u64) -> Result<Vec<FileEntry>> {
         // Names first: a reader may see a name before its rows (and find the
         // column empty), never rows whose name it cannot list.
+        self.migrate()?;
         let names = self.new_names(batches)?;
         let backoff = self.config.backoff;
         self.block_on(async {

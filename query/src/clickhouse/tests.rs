@@ -1,1 +1,266 @@
+use std::sync::Arc;
 
+use datafusion::arrow::array::{
+    Array, AsArray, Float64Array, Int32Array, Int64Array, StringArray, StringViewArray,
+    TimestampMillisecondArray, UInt8Array, UInt64Array,
+};
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::{
+    DataType, Field, Schema, TimeUnit, TimestampMillisecondType, UInt64Type,
+};
+
+use super::*;
+
+fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new(columns::TRACKER_ID, DataType::Int64, false),
+        Field::new(
+            columns::MESSAGE_TIME,
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+            false,
+        ),
+        Field::new(columns::FLAGS, DataType::Int64, true),
+        Field::new("gps_fix_type", DataType::UInt8, true),
+        Field::new("alt", DataType::Int32, true),
+        Field::new("speed", DataType::Float64, true),
+        Field::new("mn_name", DataType::Utf8, true),
+        Field::new("states.mode", DataType::Utf8View, true),
+        Field::new(columns::CONTENT_HASH, DataType::UInt64, false),
+    ]))
+}
+
+/// One row as ClickHouse writes it in RowBinary (Nullable: a 0/1 byte first).
+struct Row {
+    time: i64,
+    flags: Option<i64>,
+    fix: Option<u8>,
+    alt: Option<i32>,
+    speed: Option<f64>,
+    name: Option<String>,
+    mode: Option<String>,
+    hash: u64,
+}
+
+fn encode(rows: &[Row]) -> Vec<u8> {
+    fn nullable(out: &mut Vec<u8>, value: Option<Vec<u8>>) {
+        match value {
+            None => out.push(1),
+            Some(bytes) => {
+                out.push(0);
+                out.extend(bytes);
+            }
+        }
+    }
+    fn text(value: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut len = value.len() as u64;
+        loop {
+            let byte = (len & 0x7f) as u8;
+            len >>= 7;
+            if len == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        }
+        out.extend(value.as_bytes());
+        out
+    }
+    let mut out = Vec::new();
+    for row in rows {
+        out.extend(9_i64.to_le_bytes());
+        out.extend(row.time.to_le_bytes());
+        nullable(&mut out, row.flags.map(|v| v.to_le_bytes().to_vec()));
+        nullable(&mut out, row.fix.map(|v| vec![v]));
+        nullable(&mut out, row.alt.map(|v| v.to_le_bytes().to_vec()));
+        nullable(&mut out, row.speed.map(|v| v.to_le_bytes().to_vec()));
+        nullable(&mut out, row.name.as_deref().map(text));
+        nullable(&mut out, row.mode.as_deref().map(text));
+        out.extend(row.hash.to_le_bytes());
+    }
+    out
+}
+
+fn rows() -> Vec<Row> {
+    vec![
+        Row {
+            time: 1_717_200_000_000,
+            flags: Some(5),
+            fix: Some(2),
+            alt: Some(-12),
+            speed: Some(42.5),
+            name: Some("Kcell \"LTE\" ✓".into()),
+            mode: Some("\"eco\"".into()),
+            hash: u64::MAX,
+        },
+        Row {
+            time: 1_717_200_001_000,
+            flags: None,
+            fix: None,
+            alt: None,
+            speed: None,
+            name: None,
+            mode: None,
+            hash: 1,
+        },
+        Row {
+            time: 1_717_200_002_000,
+            flags: Some(i64::MIN),
+            fix: Some(0),
+            alt: Some(i32::MAX),
+            speed: Some(-0.0),
+            // Longer than 127 bytes: a two-byte length.
+            name: Some("x".repeat(300)),
+            mode: Some(String::new()),
+            hash: 0,
+        },
+    ]
+}
+
+/// Decodes `bytes` fed in chunks of `chunk` bytes, `batch` rows per batch.
+fn decode(bytes: &[u8], chunk: usize, batch: usize) -> Result<Vec<RecordBatch>> {
+    let mut decoder = Decoder::new(schema(), batch)?;
+    let mut out = Vec::new();
+    for piece in bytes.chunks(chunk) {
+        decoder.push(Bytes::copy_from_slice(piece));
+        while let Some(batch) = decoder.ready(false) {
+            out.push(batch?);
+        }
+    }
+    while let Some(batch) = decoder.ready(true) {
+        out.push(batch?);
+    }
+    Ok(out)
+}
+
+#[test]
+fn rowbinary_decodes_to_the_schema_whatever_the_chunks() {
+    let bytes = encode(&rows());
+    for chunk in 1..=bytes.len() {
+        for batch in [1, 2, 8192] {
+            let batches = decode(&bytes, chunk, batch).unwrap();
+            assert!(batches.iter().all(|b| b.num_rows() <= batch));
+            let all = concat_batches(&schema(), &batches).unwrap();
+            assert_eq!(all.num_rows(), 3, "chunk {chunk}, batch {batch}");
+            assert_eq!(
+                all.column(0)
+                    .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                    .values(),
+                &[9, 9, 9]
+            );
+            assert_eq!(
+                all.column(1).as_primitive::<TimestampMillisecondType>(),
+                &TimestampMillisecondArray::from(vec![
+                    1_717_200_000_000,
+                    1_717_200_001_000,
+                    1_717_200_002_000
+                ])
+                .with_timezone("UTC")
+            );
+            assert_eq!(
+                all.column(2).as_any().downcast_ref::<Int64Array>().unwrap(),
+                &Int64Array::from(vec![Some(5), None, Some(i64::MIN)])
+            );
+            assert_eq!(
+                all.column(3).as_any().downcast_ref::<UInt8Array>().unwrap(),
+                &UInt8Array::from(vec![Some(2), None, Some(0)])
+            );
+            assert_eq!(
+                all.column(4).as_any().downcast_ref::<Int32Array>().unwrap(),
+                &Int32Array::from(vec![Some(-12), None, Some(i32::MAX)])
+            );
+            let speed = all
+                .column(5)
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .unwrap();
+            assert_eq!(speed.value(0), 42.5);
+            assert!(speed.is_null(1));
+            assert!(speed.value(2) == 0.0 && speed.value(2).is_sign_negative());
+            assert_eq!(
+                all.column(6)
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .unwrap(),
+                &StringArray::from(vec![
+                    Some("Kcell \"LTE\" ✓".to_owned()),
+                    None,
+                    Some("x".repeat(300))
+                ])
+            );
+            assert_eq!(
+                all.column(7)
+                    .as_any()
+                    .downcast_ref::<StringViewArray>()
+                    .unwrap(),
+                &StringViewArray::from(vec![Some("\"eco\""), None, Some("")])
+            );
+            assert_eq!(
+                all.column(8).as_primitive::<UInt64Type>(),
+                &UInt64Array::from(vec![u64::MAX, 1, 0])
+            );
+        }
+    }
+}
+
+#[test]
+fn an_answer_cut_inside_a_row_is_an_error_not_fewer_rows() {
+    let bytes = encode(&rows());
+    for cut in 1..bytes.len() {
+        let decoded = decode(&bytes[..cut], 7, 8192);
+        let complete = [0, 1, 2, 3]
+            .into_iter()
+            .any(|n| encode(&rows()[..n]).len() == cut);
+        assert_eq!(decoded.is_ok(), complete, "cut at {cut}");
+    }
+    assert!(
+        decode(&[], 3, 8192).unwrap().is_empty(),
+        "no rows, no batch"
+    );
+}
+
+#[test]
+fn scans_push_tracker_times_and_columns_down_and_filter_server_time_after_dedup() {
+    let table = ClickHouseTable {
+        url: "http://127.0.0.1:8123".into(),
+        database: "fleet".into(),
+        user: None,
+        password: None,
+    };
+    let request = ScanRequest {
+        tracker: 9,
+        message: (1, 2),
+        server: None,
+        columns: vec!["speed".into(), "inputs.lls_level_1".into()],
+        batch_size: 8192,
+        with_server_time: true,
+        string_views: false,
+    };
+    let keyed = Arc::new(Schema::new(vec![
+        Field::new(columns::TRACKER_ID, DataType::Int64, false),
+        Field::new("speed", DataType::Float64, true),
+        Field::new("inputs.lls_level_1", DataType::Float64, true),
+        Field::new(columns::CONTENT_HASH, DataType::UInt64, false),
+    ]));
+    let (sql, binds) = scan_sql(&table, &keyed, &request).unwrap();
+    assert_eq!(
+        sql,
+        "SELECT tracker_id AS `tracker_id`, speed AS `speed`, \
+         if(has(inputs.name, ?), inputs.value[indexOf(inputs.name, ?)], NULL) AS `inputs.lls_level_1`, \
+         content_hash AS `_content_hash` FROM `fleet`.`telemetry` \
+         WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ? \
+         ORDER BY msg_time, content_hash, server_time LIMIT 1 BY msg_time, content_hash"
+    );
+    assert_eq!(binds.len(), 5);
+    let (filtered, binds) = scan_sql(
+        &table,
+        &keyed,
+        &ScanRequest {
+            server: Some((3, 4)),
+            ..request
+        },
+    )
+    .unwrap();
+    assert!(filtered.starts_with(&format!("SELECT * FROM ({sql}) WHERE `server_time` >= ?")));
+    assert_eq!(binds.len(), 7);
+}

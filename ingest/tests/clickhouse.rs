@@ -3,7 +3,9 @@
 //! `deploy/clickhouse/schema.sql` applies cleanly and twice, its columns are
 //! the message model's (`schemas::columns`) and it deduplicates as its
 //! comments promise; `ingest::clickhouse` inserts stored batches that read
-//! back the same, and an insert waits for a stopped server to return.
+//! back the same, and an insert waits for a stopped server to return; the
+//! engine on ClickHouse does not store a replayed WAL twice and applies
+//! each tracker's retention.
 
 // A test harness: a failed step is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -402,10 +404,13 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
 
 /// The column list of a file's first CREATE TABLE with one (comments and
 /// spacing dropped).
-fn column_list(sql: &str) -> String {
+fn column_list(sql: &str, table: &str) -> String {
     let statement = statements(sql)
         .into_iter()
-        .find(|s| s.starts_with("CREATE TABLE") && s.contains("ENGINE"))
+        .find(|s| {
+            s.split_whitespace().nth(5) == Some(&format!("trackhouse.{table}"))
+                && s.contains("ENGINE")
+        })
         .unwrap();
     let start = statement.find('(').unwrap();
     let end = statement.find("ENGINE").unwrap();
@@ -421,10 +426,210 @@ fn the_cluster_tables_have_the_one_node_columns() {
     // from schema.sql's, which the tests above check on a server.
     let read =
         |file: &str| std::fs::read_to_string(repo().join("deploy/clickhouse").join(file)).unwrap();
-    let one_node = column_list(&read("schema.sql"));
+    let one_node = column_list(&read("schema.sql"), "telemetry");
     assert!(
         one_node.contains("keep_first UInt64 MATERIALIZED"),
         "{one_node}"
     );
-    assert_eq!(column_list(&read("cluster.sql")), one_node);
+    assert_eq!(
+        column_list(&read("cluster.sql"), "telemetry_local"),
+        one_node
+    );
+    assert_eq!(
+        column_list(&read("cluster.sql"), "inner_columns_local"),
+        column_list(&read("schema.sql"), "inner_columns")
+    );
+}
+
+fn message(tracker: i64, time_ms: i64) -> schemas::Message {
+    schemas::Message {
+        tracker_id: schemas::TrackerId(tracker),
+        message_time_ms: time_ms,
+        server_time_ms: 1_717_300_000_000,
+        speed: Some(time_ms as f64 / 1000.0),
+        inputs: vec![("lls_level_1".into(), 1.0)],
+        ..schemas::Message::default()
+    }
+}
+
+fn engine(dir: &Path, url: &str, database: &str) -> ingest::Ingest {
+    let config = ingest::IngestConfig {
+        flush_interval: std::time::Duration::from_secs(3600),
+        retention_interval: std::time::Duration::from_millis(100),
+        clickhouse: Some(ingest::ClickHouseConfig {
+            backoff: ingest::clickhouse::Backoff {
+                first: std::time::Duration::from_millis(20),
+                max: std::time::Duration::from_millis(100),
+                give_up_after: Some(std::time::Duration::from_millis(300)),
+            },
+            ..ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
+                url: url.to_owned(),
+                database: database.to_owned(),
+                user: None,
+                password: None,
+            })
+        }),
+        ..ingest::IngestConfig::new(dir)
+    };
+    ingest::Ingest::open(
+        config,
+        &mut prometheus_client::registry::Registry::default(),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wal_replayed_after_clickhouse_stored_its_rows_is_not_stored_twice() {
+    let server = ClickHouse::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = engine(dir.path(), &server.url, "replay");
+    let messages: Vec<_> = (0..1_000)
+        .map(|i| message(5, 1_717_200_000_000 + i * 1000))
+        .collect();
+    assert_eq!(ingest.write(messages).await.unwrap().accepted, 1_000);
+
+    // ClickHouse stores the rows, but the worker cannot record that it did
+    // (its progress file cannot be replaced): as if it crashed in between.
+    let blocker = dir.path().join("clickhouse/flushed_wal_segment.tmp");
+    std::fs::create_dir_all(&blocker).unwrap();
+    let flushed = tokio::task::spawn_blocking({
+        let ingest = std::sync::Arc::new(ingest);
+        move || {
+            let outcome = ingest.flush();
+            drop(ingest);
+            outcome
+        }
+    })
+    .await
+    .unwrap();
+    assert!(flushed.is_err(), "the progress could not be recorded");
+    let physical = "SELECT count() FROM replay.telemetry FORMAT TSV";
+    assert!(server.query(physical).await.trim().parse::<u64>().unwrap() >= 1_000);
+
+    // Restarted: the WAL is replayed and its rows inserted again.
+    std::fs::remove_dir(&blocker).unwrap();
+    let reopened = std::sync::Arc::new(engine(dir.path(), &server.url, "replay"));
+    let flush = {
+        let reopened = reopened.clone();
+        tokio::task::spawn_blocking(move || reopened.flush())
+    };
+    flush.await.unwrap().unwrap();
+    let copies: u64 = server.query(physical).await.trim().parse().unwrap();
+    assert!(
+        copies >= 2_000,
+        "the replay stored the rows again ({copies})"
+    );
+    let deduplicated = "SELECT count(), uniqExact(msg_time) FROM (SELECT msg_time FROM replay.telemetry \
+         ORDER BY tracker_id, msg_time, content_hash, server_time LIMIT 1 BY tracker_id, msg_time, content_hash) FORMAT TSV";
+    assert_eq!(
+        server.query(deduplicated).await,
+        "1000\t1000\n",
+        "readers see each message once"
+    );
+    server.query("OPTIMIZE TABLE replay.telemetry FINAL").await;
+    assert_eq!(
+        server.query(physical).await,
+        "1000\n",
+        "and a merge folds the copies"
+    );
+
+    // The recorded progress holds across a restart: nothing is replayed again.
+    drop(reopened);
+    let again = std::sync::Arc::new(engine(dir.path(), &server.url, "replay"));
+    tokio::task::spawn_blocking({
+        let again = again.clone();
+        move || again.flush()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(server.query(physical).await, "1000\n");
+    assert_eq!(
+        server
+            .query("SELECT DISTINCT tracker_id, day, name FROM replay.inner_columns FORMAT TSV")
+            .await,
+        "5\t19875\tinputs.lls_level_1\n",
+        "the inner column's name is listed for its tracker and day"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_deletes_each_trackers_expired_rows_and_names_in_clickhouse() {
+    let server = ClickHouse::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = std::sync::Arc::new(engine(dir.path(), &server.url, "retention"));
+    const DAY: i64 = 86_400_000;
+    let first = 19_875 * DAY; // 2024-06-01
+    let messages: Vec<_> = [7, 8]
+        .into_iter()
+        .flat_map(|tracker| (0..3).map(move |day| message(tracker, first + day * DAY + 3_600_000)))
+        .collect();
+    assert_eq!(ingest.write(messages).await.unwrap().accepted, 6);
+    tokio::task::spawn_blocking({
+        let ingest = ingest.clone();
+        move || ingest.flush()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+
+    // Tracker 7 keeps from its third day, tracker 8 everything.
+    ingest.set_retention(
+        [(7, first + 2 * DAY), (8, first - DAY)]
+            .into_iter()
+            .collect(),
+    );
+    let rows = "SELECT tracker_id, intDiv(msg_time, 86400000) FROM retention.telemetry \
+                ORDER BY tracker_id, msg_time FORMAT TSV";
+    let expected = "7\t19877\n8\t19875\n8\t19876\n8\t19877\n";
+    let mut stored = String::new();
+    for _ in 0..100 {
+        stored = server.query(rows).await;
+        if stored == expected {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        stored, expected,
+        "the mutation deleted tracker 7's first two days only"
+    );
+    let names =
+        "SELECT tracker_id, day FROM retention.inner_columns ORDER BY tracker_id, day FORMAT TSV";
+    let mut listed = String::new();
+    for _ in 0..100 {
+        listed = server.query(names).await;
+        if listed == expected {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(listed, expected, "and their inner column names");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_started_while_clickhouse_is_down_acknowledges_and_stores_once_it_is_up() {
+    let mut server = ClickHouse::start();
+    server.stop();
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = std::sync::Arc::new(engine(dir.path(), &server.url, "late"));
+    let messages: Vec<_> = (0..10)
+        .map(|i| message(3, 1_717_200_000_000 + i * 1000))
+        .collect();
+    assert_eq!(ingest.write(messages).await.unwrap().accepted, 10);
+    let flush = |ingest: std::sync::Arc<ingest::Ingest>| async move {
+        tokio::task::spawn_blocking(move || ingest.flush())
+            .await
+            .unwrap()
+    };
+    assert!(flush(ingest.clone()).await.is_err(), "nowhere to flush to");
+    server.launch();
+    flush(ingest.clone()).await.unwrap();
+    assert_eq!(
+        server
+            .query("SELECT count(), min(msg_time) FROM late.telemetry FORMAT TSV")
+            .await,
+        "10\t1717200000000\n",
+        "the schema was created and the rows stored once ClickHouse answered"
+    );
 }
