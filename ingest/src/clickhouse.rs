@@ -293,11 +293,23 @@ where
 const SCHEMA: &str = include_str!("../../deploy/clickhouse/schema.sql");
 
 /// The statements of `deploy/clickhouse/schema.sql` with the database
-/// `trackhouse` renamed to `database` (letters, digits and `_`): comments
-/// dropped, split at `;`. Every one is `IF NOT EXISTS`, so applying them to
-/// a database that has the tables changes nothing.
+/// `trackhouse` renamed to `database` (letters, digits and `_`). Every one is
+/// `IF NOT EXISTS`, so applying them to a database that has the tables
+/// changes nothing.
 pub fn schema_statements(database: &str) -> Vec<String> {
-    let text: String = SCHEMA
+    statements(SCHEMA)
+        .into_iter()
+        .map(|s| {
+            s.replace("trackhouse.", &format!("`{database}`."))
+                .replace("EXISTS trackhouse", &format!("EXISTS `{database}`"))
+        })
+        .collect()
+}
+
+/// The statements of an SQL file such as `deploy/clickhouse/*.sql`:
+/// `--` comments dropped, split at `;` (the files have neither in texts).
+pub fn statements(sql: &str) -> Vec<String> {
+    let text: String = sql
         .lines()
         .map(|line| line.split("--").next().unwrap_or_default())
         .collect::<Vec<_>>()
@@ -305,10 +317,7 @@ pub fn schema_statements(database: &str) -> Vec<String> {
     text.split(';')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.replace("trackhouse.", &format!("`{database}`."))
-                .replace("EXISTS trackhouse", &format!("EXISTS `{database}`"))
-        })
+        .map(str::to_owned)
         .collect()
 }
 

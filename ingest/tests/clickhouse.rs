@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use ingest::clickhouse::statements;
 use schemas::columns::{self, InnerKind, SimpleType};
 
 /// A throwaway server started by `deploy/clickhouse/local-server.sh`, stopped on drop.
@@ -112,20 +113,6 @@ fn free_port() -> u16 {
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The statements of an SQL file: comments dropped, split at `;`.
-fn statements(sql: &str) -> Vec<String> {
-    let text: String = sql
-        .lines()
-        .map(|line| line.split("--").next().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
-    text.split(';')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
 }
 
 /// The ClickHouse type each stored column must have: the message model's

@@ -170,16 +170,7 @@ fn clickhouse_scan(
     ctx: Arc<TaskContext>,
 ) -> Result<SendableRecordBatchStream> {
     use datafusion::arrow::datatypes::DataType;
-    if request.server.is_some() && !request.with_server_time {
-        return Err(Error::Internal(
-            "a server-time filter needs the server_time column".into(),
-        ));
-    }
-    let schema = scan_schema_with(
-        &request.columns,
-        request.with_server_time,
-        request.string_views,
-    )?;
+    let schema = request_schema(request)?;
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
     fields.push(Field::new(columns::CONTENT_HASH, DataType::UInt64, false));
     let keyed: SchemaRef = Arc::new(Schema::new(fields));
@@ -356,16 +347,7 @@ fn day_inputs(
     snapshot: &TelemetrySnapshot,
     request: &ScanRequest,
 ) -> Result<(SchemaRef, Vec<DayInput>)> {
-    if request.server.is_some() && !request.with_server_time {
-        return Err(Error::Internal(
-            "a server-time filter needs the server_time column".into(),
-        ));
-    }
-    let schema = scan_schema_with(
-        &request.columns,
-        request.with_server_time,
-        request.string_views,
-    )?;
+    let schema = request_schema(request)?;
     let (from, to) = request.message;
     let server = request.server.unwrap_or((i64::MIN, i64::MAX));
     let mut days: BTreeMap<i64, (Vec<FileEntry>, Vec<RecordBatch>)> = BTreeMap::new();
@@ -389,6 +371,20 @@ fn day_inputs(
         }
     }
     Ok((schema, days.into_values().collect()))
+}
+
+/// The schema of a request's batches.
+fn request_schema(request: &ScanRequest) -> Result<SchemaRef> {
+    if request.server.is_some() && !request.with_server_time {
+        return Err(Error::Internal(
+            "a server-time filter needs the server_time column".into(),
+        ));
+    }
+    scan_schema_with(
+        &request.columns,
+        request.with_server_time,
+        request.string_views,
+    )
 }
 
 /// The filter every row must pass: the tracker and both time ranges.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use api::ApiConfig;
 use serde_json::{Value, json};
 
+use crate::raw_data::csv;
 use crate::server::{free_port, start_clickhouse_on, stop_clickhouse};
 use crate::{Account, Answer, TestServer};
 
@@ -113,7 +114,7 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     let read = json!({"hash": acc.key, "tracker_id": acc.trackers[0].0, "from": "2024-06-01T00:00:00Z",
         "to": "2024-06-02T00:00:00Z", "columns": ["speed", "inputs.*"]});
     // Reads need ClickHouse: refused as unavailable, not answered in part.
-    let (status, body) = export(&srv, read.clone()).await;
+    let (status, body) = csv(&srv, read.clone()).await;
     assert_eq!(status, 503, "{body}");
     let body: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(body["status"]["code"], 14, "{body}");
@@ -138,7 +139,7 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     expected.extend(5_000..5_010);
     flush(&srv).await.unwrap();
 
-    let (status, csv) = export(&srv, read).await;
+    let (status, csv) = csv(&srv, read).await;
     assert_eq!(status, 200, "{csv}");
     let mut rows = csv.lines();
     assert_eq!(
@@ -174,17 +175,6 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     .await;
     assert_eq!(counted, acknowledged as u64);
     stop_clickhouse(clickhouse.path());
-}
-
-async fn export(srv: &TestServer, params: Value) -> (u16, String) {
-    let response = srv
-        .client()
-        .post(srv.url("/dwh/v1/tracker/raw_data/read"))
-        .json(&params)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.text().await.unwrap())
 }
 
 async fn clickhouse_count(url: &str, sql: &str) -> u64 {

@@ -26,7 +26,7 @@ async fn ingest(srv: &TestServer, backfill: bool, lines: &[Value]) {
     assert_eq!(answer.ok()["rejected"], json!([]), "{answer:?}");
 }
 
-async fn csv(srv: &TestServer, params: Value) -> (u16, String) {
+pub(crate) async fn csv(srv: &TestServer, params: Value) -> (u16, String) {
     let response = srv
         .client()
         .post(srv.url("/dwh/v1/tracker/raw_data/read"))

@@ -405,31 +405,8 @@ impl Sink for ClickHouseSink {
                     })
                     .collect::<Vec<_>>()
                     .join(" OR ");
-                let count: u64 = client
-                    .query(&format!("SELECT count() FROM {telemetry} WHERE {rows}"))
-                    .fetch_one()
-                    .await
-                    .map_err(Error::clickhouse("counting expired rows"))?;
-                if count > 0 {
-                    client
-                        .query(&format!("ALTER TABLE {telemetry} DELETE WHERE {rows}"))
-                        .execute()
-                        .await
-                        .map_err(Error::clickhouse("deleting expired rows"))?;
-                    expired += count;
-                }
-                let names: u64 = client
-                    .query(&format!("SELECT count() FROM {inner} WHERE {days}"))
-                    .fetch_one()
-                    .await
-                    .map_err(Error::clickhouse("counting expired inner column names"))?;
-                if names > 0 {
-                    client
-                        .query(&format!("ALTER TABLE {inner} DELETE WHERE {days}"))
-                        .execute()
-                        .await
-                        .map_err(Error::clickhouse("deleting expired inner column names"))?;
-                }
+                expired += delete_where(&client, &telemetry, &rows).await?;
+                delete_where(&client, &inner, &days).await?;
             }
             Ok::<_, Error>(expired)
         })?;
@@ -439,6 +416,25 @@ impl Sink for ClickHouseSink {
     fn clickhouse(&self) -> Option<Arc<ClickHouseTable>> {
         Some(self.table.clone())
     }
+}
+
+/// Deletes the rows of `table` matching `condition` with a mutation, if it
+/// matches any (a mutation rewrites parts, even when it deletes nothing);
+/// returns how many it matched.
+async fn delete_where(client: &clickhouse::Client, table: &str, condition: &str) -> Result<u64> {
+    let count: u64 = client
+        .query(&format!("SELECT count() FROM {table} WHERE {condition}"))
+        .fetch_one()
+        .await
+        .map_err(Error::clickhouse("counting expired rows"))?;
+    if count > 0 {
+        client
+            .query(&format!("ALTER TABLE {table} DELETE WHERE {condition}"))
+            .execute()
+            .await
+            .map_err(Error::clickhouse("deleting expired rows"))?;
+    }
+    Ok(count)
 }
 
 async fn insert_names(

@@ -272,6 +272,8 @@ proptest! {
         number in floats(),
     ) {
         prop_assume!(number.is_finite());
+        // A map's keys are distinct inner names; a key "n" would repeat the number's.
+        prop_assume!(key != "n");
         let batch = RecordBatch::try_from_iter([
             ("n", Arc::new(Float64Array::from(vec![number])) as ArrayRef),
             (
@@ -296,9 +298,7 @@ proptest! {
             serde_json::from_str(&unquote(cell.strip_suffix('\n').unwrap())).unwrap();
         let expected_number = if number == 0.0 { 0.0 } else { number };
         prop_assert_eq!(map.get("n").and_then(serde_json::Value::as_f64), Some(expected_number));
-        if key != "n" {
-            prop_assert_eq!(map.get(&key).and_then(serde_json::Value::as_str), Some(text.as_str()));
-        }
+        prop_assert_eq!(map.get(&key).and_then(serde_json::Value::as_str), Some(text.as_str()));
     }
 }
 
