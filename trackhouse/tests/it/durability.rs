@@ -1,5 +1,6 @@
 //! Acknowledged messages survive `kill -9`: a killed server, restarted on the
-//! same data directory, still has every message it answered for.
+//! same data directory, still has every message it answered for, exactly
+//! once, on Parquet and on ClickHouse (`--storage clickhouse`).
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -30,6 +31,73 @@ async fn post(client: &reqwest::Client, url: &str, token: &str, body: String) ->
 
 #[tokio::test]
 async fn acknowledged_messages_survive_kill_9() {
+    survive_kill_9(&[]).await;
+}
+
+#[tokio::test]
+async fn acknowledged_messages_survive_kill_9_on_clickhouse() {
+    let clickhouse = TempDir::new().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy/clickhouse/local-server.sh");
+    let port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+            .to_string()
+    };
+    let started = std::process::Command::new("bash")
+        .arg(script)
+        .arg(clickhouse.path())
+        .args([port(), port()])
+        .env("WATCH_PID", std::process::id().to_string())
+        .env(
+            "PATH",
+            format!(
+                "{}:/usr/sbin:/sbin",
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        started.status.success(),
+        "clickhouse-server did not start: {}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let url = String::from_utf8_lossy(&started.stdout).trim().to_owned();
+    // Flushing every 50 ms: some rows reach ClickHouse before the kill, the rest only the WAL.
+    survive_kill_9(&[
+        "--storage",
+        "clickhouse",
+        "--clickhouse-url",
+        &url,
+        "--clickhouse-database",
+        "kill9",
+        "--flush-interval-ms",
+        "50",
+    ])
+    .await;
+    let stored = reqwest::Client::new()
+        .post(&url)
+        .body("SELECT uniqExact(msg_time) FROM kill9.telemetry")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let stored: u64 = stored.trim().parse().unwrap();
+    assert!(
+        (1000..=2000).contains(&stored),
+        "ClickHouse holds at least the half flushed before the kill: {stored}"
+    );
+    let pid = std::fs::read_to_string(clickhouse.path().join("pid")).unwrap();
+    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+}
+
+async fn survive_kill_9(flags: &[&str]) {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
     let dealer = admin(
@@ -88,18 +156,22 @@ async fn acknowledged_messages_survive_kill_9() {
         .to_owned();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
 
-    let (server, addr) = Proc::serve(d);
+    let (server, addr) = Proc::serve_with(d, flags);
     let intake = format!("http://{addr}/ingest/v1/messages");
     let body = lines(tracker, 2000);
-    let first = post(&client, &intake, &token, body.clone()).await;
+    let (early, late) = body.split_at(body.match_indices('\n').nth(999).unwrap().0 + 1);
+    let first = post(&client, &intake, &token, early.to_owned()).await;
+    // With a short flush interval the first half is flushed meanwhile.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let second = post(&client, &intake, &token, late.to_owned()).await;
     assert_eq!(
-        (first["accepted"].as_u64(), first["duplicates"].as_u64()),
-        (Some(2000), Some(0))
+        [first, second].map(|a| (a["accepted"].as_u64(), a["duplicates"].as_u64())),
+        [(Some(1000), Some(0)); 2]
     );
-    // SIGKILL at once: the flush interval (5 s) has not passed, so the rows are only in the WAL.
+    // SIGKILL at once: the second half (with the default 5 s interval, all) is only in the WAL.
     drop(server);
 
-    let (_server, addr) = Proc::serve(d);
+    let (_server, addr) = Proc::serve_with(d, flags);
     let intake = format!("http://{addr}/ingest/v1/messages");
     let again = post(&client, &intake, &token, body).await;
     assert_eq!(

@@ -152,8 +152,13 @@ impl Proc {
 
     /// Starts `trackhouse serve` on a free port of 127.0.0.1 and waits until it serves.
     pub(crate) fn serve(dir: &Path) -> (Self, SocketAddr) {
+        Self::serve_with(dir, &[])
+    }
+
+    /// [`Self::serve`] with more flags.
+    pub(crate) fn serve_with(dir: &Path, flags: &[&str]) -> (Self, SocketAddr) {
         let dir = dir.to_str().expect("UTF-8 temp dir");
-        let mut proc = Self::start(&[
+        let mut args = vec![
             "serve",
             "--data-dir",
             dir,
@@ -161,7 +166,9 @@ impl Proc {
             "127.0.0.1:0",
             "--log-format",
             "json",
-        ]);
+        ];
+        args.extend_from_slice(flags);
+        let mut proc = Self::start(&args);
         let addr = proc.serving_addr();
         (proc, addr)
     }
