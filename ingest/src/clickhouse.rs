@@ -208,9 +208,16 @@ enum Inner<'a> {
     State(&'a StringArray),
 }
 
-/// Rows per INSERT at the least (the last one of a call may have fewer):
-/// ClickHouse writes a part per INSERT, and many small parts cost merges.
+/// Rows per INSERT at the least: ClickHouse writes a part per INSERT, and
+/// many small parts cost merges. The engine's flusher waits for this many
+/// rows before it flushes to ClickHouse (or for its longest delay, see
+/// `ClickHouseConfig`).
 pub const MIN_INSERT_ROWS: usize = 10_000;
+
+/// Rows per INSERT at the most: ClickHouse's default `max_insert_block_size`,
+/// so that an INSERT is one block (one part per partition it touches), and a
+/// failed one repeats a bounded amount of work.
+pub const MAX_INSERT_ROWS: usize = 1_048_576;
 
 /// Capped exponential backoff between the attempts of one INSERT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,10 +230,11 @@ pub struct Backoff {
     pub give_up_after: Option<Duration>,
 }
 
-/// Inserts every row of `batches` into `table`, in INSERTs of at least
-/// [`MIN_INSERT_ROWS`] rows (all of them in one when there are fewer), each
-/// retried with `backoff` until ClickHouse answers it with success, which is
-/// when its rows are stored. Returns the rows inserted.
+/// Inserts every row of `batches` into `table`: one INSERT per run of
+/// batches holding up to [`MAX_INSERT_ROWS`] rows (a batch is never split),
+/// its rows mapped batch by batch as they are sent, each INSERT retried with
+/// `backoff` until ClickHouse answers it with success, which is when its rows
+/// are stored. Returns the rows inserted.
 ///
 /// A failed INSERT may still have stored some blocks; its retry stores them
 /// again, and the table's deduplication key (tracker, message time, content
@@ -237,41 +245,53 @@ pub async fn insert(
     batches: &[RecordBatch],
     backoff: Backoff,
 ) -> Result<u64> {
-    let mut pending: Vec<TelemetryRow<'_>> = Vec::new();
     let mut inserted = 0;
-    for (i, batch) in batches.iter().enumerate() {
-        pending.extend(rows_of(batch)?);
-        if pending.len() >= MIN_INSERT_ROWS || i + 1 == batches.len() {
-            insert_with_retries(client, table, &pending, backoff).await?;
-            inserted += pending.len() as u64;
-            pending.clear();
-        }
+    for run in runs(batches.iter().map(RecordBatch::num_rows), MAX_INSERT_ROWS) {
+        let rows: usize = batches[run.clone()].iter().map(RecordBatch::num_rows).sum();
+        retry(backoff, rows, || {
+            insert_once(client, table, &batches[run.clone()])
+        })
+        .await?;
+        inserted += rows as u64;
     }
     Ok(inserted)
 }
 
-async fn insert_with_retries(
-    client: &clickhouse::Client,
-    table: &str,
-    rows: &[TelemetryRow<'_>],
-    backoff: Backoff,
-) -> Result<()> {
-    retry(backoff, rows.len(), || insert_once(client, table, rows)).await
+/// Consecutive runs of items of these sizes, each as large as it can be
+/// without exceeding `max` (an item larger than `max` is a run alone).
+fn runs(sizes: impl IntoIterator<Item = usize>, max: usize) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut rows = 0;
+    for (i, size) in sizes.into_iter().enumerate() {
+        match runs.last_mut() {
+            Some(run) if rows + size <= max => {
+                run.end = i + 1;
+                rows += size;
+            }
+            _ => {
+                runs.push(i..i + 1);
+                rows = size;
+            }
+        }
+    }
+    runs
 }
 
 /// Runs `attempt` until it succeeds, waiting `backoff` between attempts;
 /// an error once `backoff.give_up_after` would pass. `rows` is for the log.
-pub(crate) async fn retry<F, Fut>(backoff: Backoff, rows: usize, mut attempt: F) -> Result<()>
+pub(crate) async fn retry<F, Fut, E>(backoff: Backoff, rows: usize, mut attempt: F) -> Result<()>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = std::result::Result<(), clickhouse::error::Error>>,
+    Fut: std::future::Future<Output = std::result::Result<(), E>>,
+    E: Into<InsertError>,
 {
     let started = Instant::now();
     let mut wait = backoff.first;
     loop {
-        match attempt().await {
+        match attempt().await.map_err(Into::into) {
             Ok(()) => return Ok(()),
-            Err(error) => {
+            Err(InsertError::Layout(error)) => return Err(error),
+            Err(InsertError::ClickHouse(error)) => {
                 if backoff
                     .give_up_after
                     .is_some_and(|limit| started.elapsed() + wait > limit)
@@ -324,11 +344,41 @@ pub fn statements(sql: &str) -> Vec<String> {
 async fn insert_once(
     client: &clickhouse::Client,
     table: &str,
-    rows: &[TelemetryRow<'_>],
-) -> std::result::Result<(), clickhouse::error::Error> {
+    batches: &[RecordBatch],
+) -> std::result::Result<(), InsertError> {
     let mut insert = client.insert::<TelemetryRow<'_>>(table)?;
-    for row in rows {
-        insert.write(row).await?;
+    for batch in batches {
+        for row in rows_of(batch).map_err(InsertError::Layout)? {
+            insert.write(&row).await?;
+        }
     }
-    insert.end().await
+    insert.end().await?;
+    Ok(())
+}
+
+/// Why an attempt at an INSERT failed: ClickHouse (worth retrying) or a
+/// batch without the stored layout (a bug; not retried).
+#[derive(Debug)]
+pub(crate) enum InsertError {
+    ClickHouse(clickhouse::error::Error),
+    Layout(Error),
+}
+
+impl From<clickhouse::error::Error> for InsertError {
+    fn from(error: clickhouse::error::Error) -> Self {
+        Self::ClickHouse(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs;
+
+    #[test]
+    fn inserts_take_as_many_whole_batches_as_fit() {
+        assert!(runs(Vec::new(), 10).is_empty());
+        assert_eq!(runs([4, 6, 1, 9, 12, 3], 10), vec![0..2, 2..4, 4..5, 5..6]);
+        assert_eq!(runs([10, 10], 10), vec![0..1, 1..2]);
+        assert_eq!(runs([3, 3, 3], 10), vec![0..3]);
+    }
 }

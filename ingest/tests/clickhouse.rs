@@ -297,14 +297,14 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
     use arrow::array::{
         ArrayRef, Int64Array, RecordBatch, TimestampMillisecondArray, UInt64Array, new_null_array,
     };
-    use ingest::clickhouse::{Backoff, MIN_INSERT_ROWS, insert};
+    use ingest::clickhouse::{Backoff, insert};
 
     let mut server = ClickHouse::start();
     let sql = std::fs::read_to_string(repo().join("deploy/clickhouse/schema.sql")).unwrap();
     for statement in statements(&sql) {
         server.query(&statement).await;
     }
-    // Three batches, 25,000 rows: INSERTs of at least 10,000, the last one shorter.
+    // Three batches, 25,000 rows: one INSERT.
     let batch = |first: i64, rows: i64| {
         let schema = columns::schema_with(&[]);
         let arrays: Vec<ArrayRef> = schema
@@ -329,7 +329,6 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
         RecordBatch::try_new(schema, arrays).unwrap()
     };
     let batches = vec![batch(0, 8_000), batch(8_000, 8_000), batch(16_000, 9_000)];
-    const { assert!(MIN_INSERT_ROWS > 8_000 && MIN_INSERT_ROWS <= 16_000) };
 
     server.stop();
     let client = clickhouse::Client::default()
@@ -361,7 +360,7 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
         )
         .await;
     assert_eq!(stored, "25000\t25000\t0\t24999000\n");
-    // Two INSERTs, 16,000 rows then the last 9,000: each wrote one level-0
+    // One INSERT of 25,000 rows (one block), which wrote one level-0
     // part (merged parts stay listed, inactive, for minutes).
     let parts = server
         .query(
@@ -369,7 +368,7 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
              WHERE database = 'trackhouse' AND table = 'telemetry' FORMAT TSV",
         )
         .await;
-    assert_eq!(parts, "2\t25000\n");
+    assert_eq!(parts, "1\t25000\n");
 
     // With a limit, a server that stays down is an error, not a hang.
     server.stop();
@@ -440,6 +439,15 @@ fn message(tracker: i64, time_ms: i64) -> schemas::Message {
 }
 
 fn engine(dir: &Path, url: &str, database: &str) -> ingest::Ingest {
+    engine_with(dir, url, database, |c| c)
+}
+
+fn engine_with(
+    dir: &Path,
+    url: &str,
+    database: &str,
+    tune: impl FnOnce(ingest::IngestConfig) -> ingest::IngestConfig,
+) -> ingest::Ingest {
     let config = ingest::IngestConfig {
         flush_interval: std::time::Duration::from_secs(3600),
         retention_interval: std::time::Duration::from_millis(100),
@@ -459,7 +467,7 @@ fn engine(dir: &Path, url: &str, database: &str) -> ingest::Ingest {
         ..ingest::IngestConfig::new(dir)
     };
     ingest::Ingest::open(
-        config,
+        tune(config),
         &mut prometheus_client::registry::Registry::default(),
     )
     .unwrap()
@@ -618,5 +626,65 @@ async fn a_worker_started_while_clickhouse_is_down_acknowledges_and_stores_once_
             .await,
         "10\t1717200000000\n",
         "the schema was created and the rows stored once ClickHouse answered"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flushes_to_clickhouse_wait_for_enough_rows_or_the_longest_delay() {
+    use std::time::{Duration, Instant};
+    let server = ClickHouse::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = engine_with(dir.path(), &server.url, "batching", |c| {
+        ingest::IngestConfig {
+            flush_interval: Duration::from_millis(50),
+            clickhouse: c.clickhouse.map(|ch| ingest::ClickHouseConfig {
+                min_insert_rows: 100,
+                max_insert_delay: Duration::from_secs(4),
+                ..ch
+            }),
+            ..c
+        }
+    });
+    let count = "SELECT count() FROM batching.telemetry FORMAT TSV";
+    let write = |from: i64, n: i64| {
+        ingest.write(
+            (from..from + n)
+                .map(|i| message(4, 1_717_200_000_000 + i * 1000))
+                .collect(),
+        )
+    };
+    let wait_for = |expected: &'static str, within: Duration| {
+        let server = &server;
+        async move {
+            let started = Instant::now();
+            loop {
+                let stored = server.query(count).await;
+                if stored == expected || started.elapsed() > within {
+                    return stored;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+
+    write(0, 10).await.unwrap();
+    let first = Instant::now();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(server.query(count).await, "0\n", "10 rows wait for more");
+    write(10, 100).await.unwrap();
+    assert_eq!(wait_for("110\n", Duration::from_secs(2)).await, "110\n");
+    assert!(
+        first.elapsed() < Duration::from_secs(4),
+        "flushed for its size, before the longest delay"
+    );
+
+    write(110, 5).await.unwrap();
+    let quiet = Instant::now();
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(server.query(count).await, "110\n", "5 rows wait");
+    assert_eq!(wait_for("115\n", Duration::from_secs(8)).await, "115\n");
+    assert!(
+        quiet.elapsed() >= Duration::from_secs(4),
+        "a quiet fleet's rows go after the longest delay"
     );
 }

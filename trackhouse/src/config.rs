@@ -135,6 +135,22 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_CLICKHOUSE_PASSWORD", hide_env_values = true)]
     pub(crate) clickhouse_password: Option<String>,
 
+    /// On ClickHouse, a flush waits for this many rows (each INSERT a part, and parts cost merges)...
+    #[arg(
+        long,
+        env = "TRACKHOUSE_CLICKHOUSE_MIN_INSERT_ROWS",
+        default_value_t = 10_000
+    )]
+    pub(crate) clickhouse_min_insert_rows: usize,
+
+    /// ... or until the oldest waiting row is this old (milliseconds).
+    #[arg(
+        long,
+        env = "TRACKHOUSE_CLICKHOUSE_MAX_INSERT_DELAY_MS",
+        default_value_t = 30_000
+    )]
+    pub(crate) clickhouse_max_insert_delay_ms: u64,
+
     #[command(flatten)]
     pub(crate) log: LogArgs,
 }
@@ -154,8 +170,12 @@ impl ServerArgs {
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
             flush_rows: self.flush_rows.max(1),
             max_unflushed_rows: self.max_unflushed_rows.max(1),
-            clickhouse: (self.storage == Storage::Clickhouse).then(|| {
-                ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
+            clickhouse: (self.storage == Storage::Clickhouse).then(|| ingest::ClickHouseConfig {
+                min_insert_rows: self.clickhouse_min_insert_rows.max(1),
+                max_insert_delay: std::time::Duration::from_millis(
+                    self.clickhouse_max_insert_delay_ms,
+                ),
+                ..ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
                     url: self.clickhouse_url.clone(),
                     database: self.clickhouse_database.clone(),
                     user: self.clickhouse_user.clone(),

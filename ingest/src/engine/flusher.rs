@@ -33,9 +33,20 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
         shared.publish_gauges();
         let due = {
             let state = shared.read();
+            // ClickHouse wants large INSERTs: at the interval, only once
+            // enough rows wait or the oldest has waited long enough.
+            let (min_rows, max_delay) = match &shared.config.clickhouse {
+                Some(c) => (c.min_insert_rows, c.max_insert_delay),
+                None => (1, Duration::ZERO),
+            };
+            let large_or_old = state.unflushed_rows >= min_rows
+                || state
+                    .oldest_unflushed
+                    .is_some_and(|t| t.elapsed() >= max_delay);
             state.unflushed_rows >= shared.config.flush_rows
                 || (state.unflushed_rows > 0
-                    && last_flush.elapsed() >= shared.config.flush_interval)
+                    && last_flush.elapsed() >= shared.config.flush_interval
+                    && large_or_old)
         };
         if request.is_none() && !due {
             continue;

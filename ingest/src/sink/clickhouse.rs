@@ -37,11 +37,19 @@ pub struct ClickHouseConfig {
     /// Longest wait for a query the writer thread needs (stored keys for
     /// deduplication), so intake does not stall on an unresponsive server.
     pub query_timeout: Duration,
+    /// The flusher waits for this many rows before it flushes (at the flush
+    /// interval), so an INSERT carries at least this many:
+    /// [`crate::clickhouse::MIN_INSERT_ROWS`] unless set.
+    pub min_insert_rows: usize,
+    /// ... or until the oldest unflushed row has waited this long, so a
+    /// quiet fleet's rows reach ClickHouse too.
+    pub max_insert_delay: Duration,
 }
 
 impl ClickHouseConfig {
-    /// Defaults for a database: INSERTs retried from 100 ms up to 5 s apart
-    /// for 30 s per flush, queries waited for 5 s.
+    /// Defaults for a database: INSERTs of at least 10,000 rows or after
+    /// 30 s, retried from 100 ms up to 5 s apart for 30 s per flush, queries
+    /// waited for 5 s.
     pub fn new(table: ClickHouseTable) -> Self {
         Self {
             table,
@@ -51,6 +59,8 @@ impl ClickHouseConfig {
                 give_up_after: Some(Duration::from_secs(30)),
             },
             query_timeout: Duration::from_secs(5),
+            min_insert_rows: crate::clickhouse::MIN_INSERT_ROWS,
+            max_insert_delay: Duration::from_secs(30),
         }
     }
 }
@@ -232,10 +242,13 @@ impl ClickHouseSink {
         })
     }
 
-    /// The inner column names of `batches` not yet known to be stored.
+    /// The inner column names of `batches` not yet known to be stored: per
+    /// inner column, the distinct (tracker, day) of its values first (plain
+    /// integers; a batch has few), then a name for each one not known.
     fn new_names(&self, batches: &[RecordBatch]) -> Result<Vec<InnerName>> {
         let known = self.names.lock().unwrap_or_else(|p| p.into_inner());
         let mut found = HashSet::new();
+        let mut places: HashSet<(i64, i32)> = HashSet::new();
         for batch in batches {
             let keys = columns::key_columns(batch)
                 .ok_or_else(|| Error::Layout("lacks its key columns".into()))?;
@@ -243,10 +256,23 @@ impl ClickHouseSink {
                 if InnerKind::split(field.name()).is_none() || array.null_count() == array.len() {
                     continue;
                 }
+                places.clear();
+                let mut last = None;
                 for row in (0..array.len()).filter(|&i| array.is_valid(i)) {
+                    let place = (
+                        keys.tracker.value(row),
+                        day_of(keys.message_time.value(row)) as i32,
+                    );
+                    // Rows come in runs of one tracker and day.
+                    if last != Some(place) {
+                        places.insert(place);
+                        last = Some(place);
+                    }
+                }
+                for &(tracker_id, day) in &places {
                     let name = InnerName {
-                        tracker_id: keys.tracker.value(row),
-                        day: day_of(keys.message_time.value(row)) as i32,
+                        tracker_id,
+                        day,
                         name: field.name().clone(),
                     };
                     if !known.contains(&name) {

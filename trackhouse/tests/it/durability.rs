@@ -67,7 +67,7 @@ async fn acknowledged_messages_survive_kill_9_on_clickhouse() {
         String::from_utf8_lossy(&started.stderr)
     );
     let url = String::from_utf8_lossy(&started.stdout).trim().to_owned();
-    // Flushing every 50 ms: some rows reach ClickHouse before the kill, the rest only the WAL.
+    // Flushing every 50 ms once 500 rows wait: the first half reaches ClickHouse before the kill, the rest only the WAL.
     survive_kill_9(&[
         "--storage",
         "clickhouse",
@@ -77,6 +77,8 @@ async fn acknowledged_messages_survive_kill_9_on_clickhouse() {
         "kill9",
         "--flush-interval-ms",
         "50",
+        "--clickhouse-min-insert-rows",
+        "500",
     ])
     .await;
     let stored = reqwest::Client::new()
