@@ -210,8 +210,18 @@ impl InProcessServer {
     /// Opens a new engine on `data_dir` (the one that ingested is shut down)
     /// and serves `store` with `config`.
     pub async fn start(data_dir: &Path, store: Store, config: ApiConfig) -> anyhow::Result<Self> {
+        Self::start_with(IngestConfig::new(data_dir), store, config).await
+    }
+
+    /// Opens a new engine with `ingest` (its storage, flush settings) and
+    /// serves `store` with `config`.
+    pub async fn start_with(
+        ingest: IngestConfig,
+        store: Store,
+        config: ApiConfig,
+    ) -> anyhow::Result<Self> {
         let mut registry = Registry::default();
-        let engine = Arc::new(Ingest::open(IngestConfig::new(data_dir), &mut registry)?);
+        let engine = Arc::new(Ingest::open(ingest, &mut registry)?);
         let state = AppState::new(store, engine.clone(), config, registry);
         let server = Server::bind(SocketAddr::from(([127, 0, 0, 1], 0)), state).await?;
         let base = format!("http://{}", server.local_addr()?);
@@ -222,6 +232,11 @@ impl InProcessServer {
             engine,
             shutdown,
         })
+    }
+
+    /// The engine behind the server (to flush it).
+    pub fn engine(&self) -> &Arc<Ingest> {
+        &self.engine
     }
 
     /// Stops the server, then the engine.
@@ -298,6 +313,47 @@ impl Prepared {
         start_ms: Option<i64>,
     ) -> anyhow::Result<Self> {
         let store = Store::open(StoreConfig::new(data_dir), Arc::new(SystemClock)).await?;
+        let Account { tracker, key } = Account::create(&store).await?;
+        let config = LayoutConfig {
+            batch_messages,
+            fleet: FleetConfig {
+                first_tracker_id: tracker.0,
+                start_ms: start_ms.unwrap_or(FleetConfig::default().start_ms),
+                ..FleetConfig::default()
+            },
+            ..LayoutConfig::new(days, 1)
+        };
+        let summary = layout::ingest_fleet(&config, data_dir).await?;
+        let span_ms = config.span_ms();
+        let files = layout::files_of(&summary.catalog, tracker, span_ms)
+            .into_iter()
+            .map(|f| summary.root.join(f))
+            .collect();
+        Ok(Self {
+            store,
+            key,
+            tracker,
+            span_ms,
+            ingest: summary,
+            files,
+        })
+    }
+}
+
+/// The benchmark's account in a platform store: a dealer, a user in UTC, one
+/// tracker with a ten-year store period (so the simulated 2024 data is
+/// within it) and the user's API key.
+#[derive(Debug, Clone)]
+pub struct Account {
+    /// The tracker.
+    pub tracker: TrackerId,
+    /// The API key of the tracker's owner.
+    pub key: String,
+}
+
+impl Account {
+    /// Creates the account in `store` (in a fresh store, the tracker is 1).
+    pub async fn create(store: &Store) -> anyhow::Result<Self> {
         let dealer = store
             .create_dealer(NewDealer {
                 id: None,
@@ -337,29 +393,7 @@ impl Prepared {
             .hash
             .expose()
             .to_owned();
-        let config = LayoutConfig {
-            batch_messages,
-            fleet: FleetConfig {
-                first_tracker_id: tracker.0,
-                start_ms: start_ms.unwrap_or(FleetConfig::default().start_ms),
-                ..FleetConfig::default()
-            },
-            ..LayoutConfig::new(days, 1)
-        };
-        let summary = layout::ingest_fleet(&config, data_dir).await?;
-        let span_ms = config.span_ms();
-        let files = layout::files_of(&summary.catalog, tracker, span_ms)
-            .into_iter()
-            .map(|f| summary.root.join(f))
-            .collect();
-        Ok(Self {
-            store,
-            key,
-            tracker,
-            span_ms,
-            ingest: summary,
-            files,
-        })
+        Ok(Self { tracker, key })
     }
 }
 

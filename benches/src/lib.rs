@@ -1,5 +1,7 @@
 //! Benchmarks, measurements and load generators.
 //!
+//! - [`backends`]: ingest and full export on both storage backends (Parquet,
+//!   ClickHouse) against ClickHouse's own HTTP interface on the same rows.
 //! - [`fleet`]: a deterministic simulated fleet of vehicles reporting
 //!   realistic telemetry at 1 Hz; the source of data for every measurement
 //!   and load generator here.
@@ -14,6 +16,7 @@
 //! side by side with a named peer in the same run; results and the commands
 //! to reproduce them are recorded in `BENCHMARKS.md`.
 
+pub mod backends;
 pub mod export;
 pub mod fleet;
 pub mod layout;
