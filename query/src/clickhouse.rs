@@ -19,7 +19,7 @@ use datafusion::arrow::array::{
     StringViewBuilder, TimestampMillisecondBuilder, UInt8Builder, UInt64Builder,
 };
 use datafusion::arrow::datatypes::{DataType, SchemaRef, TimeUnit};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use schemas::ClickHouseTable;
 use schemas::columns::{self, InnerKind};
 
@@ -128,18 +128,119 @@ fn bound(mut query: clickhouse::query::Query, binds: Vec<Bind>) -> clickhouse::q
 
 /// Streams the rows of `request` in `schema` (the scan's schema plus the
 /// content hash last), `batch_size` rows per batch.
+///
+/// One query per UTC day of the message range, as the Parquet scan reads a
+/// day at a time: ClickHouse 18.16 sorts a query's whole result before its
+/// first row (it cannot read in key order), so a day bounds its sort memory
+/// and the wait for the first row. The next day's query runs while this
+/// day's rows are decoded and sent (its first bytes awaited ahead).
 pub(crate) fn scan(
     table: &ClickHouseTable,
     schema: SchemaRef,
     request: &ScanRequest,
 ) -> Result<impl Stream<Item = Result<RecordBatch>> + Send + 'static> {
-    let (sql, binds) = scan_sql(table, &schema, request)?;
-    let cursor = bound(client(table).query(&sql), binds)
-        .fetch_bytes("RowBinary")
-        .map_err(Error::clickhouse("reading telemetry"))?;
-    let decoder = Decoder::new(schema, request.batch_size.max(1))?;
-    Ok(futures::stream::unfold(
-        (cursor, decoder, false),
+    // Checks the columns once, before any query is sent.
+    scan_sql(table, &schema, request)?;
+    let batch_size = request.batch_size.max(1);
+    let client = client(table);
+    let (table, request) = (table.clone(), request.clone());
+    // First the span the tracker has rows in, so that a wide range costs
+    // no query per empty day.
+    let span_sql = format!(
+        "SELECT min(msg_time), max(msg_time), count() FROM {} \
+         WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?",
+        table.qualified(ClickHouseTable::TELEMETRY)
+    );
+    let span = client
+        .query(&span_sql)
+        .bind(request.tracker)
+        .bind(request.message.0)
+        .bind(request.message.1);
+    let queries = futures::stream::once(async move {
+        let (first, last, rows) = span
+            .fetch_one::<(i64, i64, u64)>()
+            .await
+            .map_err(Error::clickhouse("reading the span of telemetry"))?;
+        let stored = if rows == 0 {
+            (0, 0)
+        } else {
+            (first, last.saturating_add(1))
+        };
+        days(stored)
+            .into_iter()
+            .map(|message| {
+                scan_sql(
+                    &table,
+                    &schema,
+                    &ScanRequest {
+                        message,
+                        ..request.clone()
+                    },
+                )
+                .map(|query| (query, schema.clone()))
+            })
+            .collect::<Result<Vec<_>>>()
+    })
+    .map(|queries| match queries {
+        Ok(queries) => futures::stream::iter(queries.into_iter().map(Ok)).boxed(),
+        Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+    })
+    .flatten();
+    let started = queries
+        .map(move |query: Result<((String, Vec<Bind>), SchemaRef)>| {
+            let client = client.clone();
+            async move {
+                let ((sql, binds), schema) = query?;
+                let mut cursor = bound(client.query(&sql), binds)
+                    .fetch_bytes("RowBinary")
+                    .map_err(Error::clickhouse("reading telemetry"))?;
+                let first = cursor
+                    .next()
+                    .await
+                    .map_err(Error::clickhouse("reading telemetry"))?;
+                Ok::<_, Error>((cursor, first, schema))
+            }
+        })
+        .buffered(2);
+    Ok(started
+        .map(move |day| match day {
+            Ok((cursor, first, schema)) => match Decoder::new(schema, batch_size) {
+                Ok(mut decoder) => {
+                    let ended = first.is_none();
+                    if let Some(chunk) = first {
+                        decoder.push(chunk);
+                    }
+                    decoded(cursor, decoder, ended).boxed()
+                }
+                Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+            },
+            Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+        })
+        .flatten())
+}
+
+/// The UTC days of `[from, to)`, each clipped to the range.
+fn days((from, to): (i64, i64)) -> Vec<(i64, i64)> {
+    let mut days = Vec::new();
+    let mut start = from;
+    while start < to {
+        let end = (start.div_euclid(DAY_MS) + 1)
+            .saturating_mul(DAY_MS)
+            .min(to);
+        days.push((start, end));
+        start = end;
+    }
+    days
+}
+
+/// The batches of one answer, decoded as its bytes arrive.
+fn decoded(
+    cursor: clickhouse::query::BytesCursor,
+    decoder: Decoder,
+    ended: bool,
+) -> impl Stream<Item = Result<RecordBatch>> + Send + 'static {
+    futures::stream::unfold(
+        (cursor, decoder, ended),
         |(mut cursor, mut decoder, mut ended)| async move {
             loop {
                 if let Some(batch) = decoder.ready(ended) {
@@ -160,7 +261,7 @@ pub(crate) fn scan(
                 }
             }
         },
-    ))
+    )
 }
 
 /// The inner columns `inner_columns` lists for the tracker on the days the

@@ -264,3 +264,16 @@ fn scans_push_tracker_times_and_columns_down_and_filter_server_time_after_dedup(
     assert!(filtered.starts_with(&format!("SELECT * FROM ({sql}) WHERE `server_time` >= ?")));
     assert_eq!(binds.len(), 7);
 }
+
+#[test]
+fn scans_ask_a_day_at_a_time() {
+    const DAY: i64 = 86_400_000;
+    assert_eq!(days((5, 5)), vec![]);
+    assert_eq!(days((5, 10)), vec![(5, 10)]);
+    assert_eq!(
+        days((DAY - 1, 2 * DAY + 7)),
+        vec![(DAY - 1, DAY), (DAY, 2 * DAY), (2 * DAY, 2 * DAY + 7)]
+    );
+    assert_eq!(days((-1, 1)), vec![(-1, 0), (0, 1)]);
+    assert_eq!(days((0, 3 * DAY)).len(), 3);
+}
