@@ -2,7 +2,7 @@
 //! a few columns over a message-time range, whole and in message-time order,
 //! ready for the `resample` kernels.
 //!
-//! The read is the plan of [`scan`](crate::scan::scan) (so it prunes files,
+//! The read is the plan of [`scan`] (so it prunes files,
 //! row groups and columns exactly as the raw data export does, and sees
 //! unflushed rows), its days run concurrently. Memory is about 8 bytes per row
 //! per column plus the key columns: 7 days at 1 Hz with six columns is 43 MB.
