@@ -567,3 +567,59 @@ fn memtable_rows(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{Int64Array, TimestampMillisecondArray, UInt64Array};
+    use datafusion::arrow::datatypes::DataType;
+
+    use super::*;
+
+    fn keyed(rows: &[(i64, u64, i64)]) -> (SchemaRef, RecordBatch) {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new(columns::TRACKER_ID, DataType::Int64, false),
+            Field::new(columns::MESSAGE_TIME, columns::time_type(), false),
+            Field::new("speed", DataType::Int64, true),
+            Field::new(columns::CONTENT_HASH, DataType::UInt64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1; rows.len()])),
+                Arc::new(
+                    TimestampMillisecondArray::from_iter_values(rows.iter().map(|r| r.0))
+                        .with_timezone("UTC"),
+                ),
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2))),
+                Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.1))),
+            ],
+        )
+        .unwrap();
+        (schema, batch)
+    }
+
+    #[test]
+    fn a_row_in_clickhouse_and_still_in_the_memtable_is_read_once() {
+        // Merged on message time: (time, hash, speed). Hash 7 at time 10
+        // came from both sides, once across a batch boundary; hash 8 at
+        // time 10 is another message of the same millisecond.
+        let (schema, first) = keyed(&[(10, 7, 1), (10, 8, 2)]);
+        let (_, second) = keyed(&[(10, 7, 1), (11, 7, 3), (11, 7, 3), (12, 9, 4)]);
+        let out = Arc::new(Schema::new(schema.fields()[..3].to_vec()));
+        let mut seen = FirstOfKey::default();
+        let a = seen.keep_first(&first, &out).unwrap();
+        let b = seen.keep_first(&second, &out).unwrap();
+        assert_eq!(a.schema(), out, "the hash column is dropped");
+        let speeds = |batch: &RecordBatch| {
+            batch
+                .column(2)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        };
+        assert_eq!(speeds(&a), vec![1, 2]);
+        assert_eq!(speeds(&b), vec![3, 4], "each key once, the first kept");
+    }
+}
