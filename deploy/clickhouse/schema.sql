@@ -15,10 +15,12 @@
 -- `content_hash` (xxh3 of its canonical encoding). The sort key ends with it,
 -- so ReplacingMergeTree folds duplicates when parts merge, keeping the
 -- earliest arrival (`keep_first` is largest for the smallest server_time).
--- Until a merge has happened, readers deduplicate with
+-- Until a merge has happened, readers deduplicate: Trackhouse sorts each
+-- day it reads by (msg_time, content_hash, server_time) and keeps the first
+-- of each key; in SQL that is
 --   ORDER BY tracker_id, msg_time, content_hash, server_time
 --   LIMIT 1 BY tracker_id, msg_time, content_hash
--- which is also what makes replaying the WAL after a crash safe.
+-- This is also what makes replaying the WAL after a crash safe.
 --
 -- Retention: each tracker has its own store period, so rows cannot carry
 -- one table TTL (18.16 has none anyway). The retention run (every 10

@@ -1,10 +1,12 @@
 //! Reading telemetry stored in ClickHouse (`deploy/clickhouse/schema.sql`).
 //!
-//! A scan becomes one SQL query with the tracker, both time ranges and the
-//! column list pushed down; ClickHouse deduplicates (`LIMIT 1 BY` the dedup
-//! key, keeping the earliest arrival, until its merges have folded the
-//! copies) and sorts, and streams `RowBinary`, decoded here into Arrow
-//! batches of the scan's schema as the bytes arrive. An inner column
+//! A scan becomes one SQL query per piece of its range (up to a day) with
+//! the tracker, the piece and the column list pushed down, answered in
+//! `RowBinary` and decoded here into Arrow batches of the scan's schema as
+//! the bytes arrive; each piece is then sorted by message time and
+//! deduplicated here (the earliest arrival
+//! of each message kept, as ClickHouse's merges keep it), and the
+//! server-time filter applied. An inner column
 //! (`inputs.lls_level_1`) is picked out of its kind's `Nested` arrays in
 //! the query, so only the requested values travel.
 //!
@@ -83,29 +85,21 @@ fn scan_sql(
     binds.push(Bind::Int(request.message.0));
     binds.push(Bind::Int(request.message.1));
     let telemetry = table.qualified(ClickHouseTable::TELEMETRY);
-    // `LIMIT 1 BY` keeps the first row of each key in the `ORDER BY` order:
-    // the earliest arrival, as a merge does. It runs before the server-time
-    // filter, so a later copy never stands in for a filtered-out first one.
-    let deduplicated = format!(
-        "SELECT {} FROM {telemetry} \
-         WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ? \
-         ORDER BY msg_time, content_hash, server_time \
-         LIMIT 1 BY msg_time, content_hash",
+    // Unordered: ClickHouse 18.16 would sort the whole answer before its
+    // first row, costing as much as picking the columns; `sort_day` orders
+    // and deduplicates a day here in a few milliseconds.
+    let mut sql = format!(
+        "SELECT {} FROM {telemetry} WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?",
         select.join(", ")
     );
-    let sql = match request.server {
-        None => deduplicated,
-        Some((from, to)) => {
-            binds.push(Bind::Int(from));
-            binds.push(Bind::Int(to));
-            format!(
-                "SELECT * FROM ({deduplicated}) WHERE `{s}` >= ? AND `{s}` < ? ORDER BY `{m}`, `{h}`",
-                s = columns::SERVER_TIME,
-                m = columns::MESSAGE_TIME,
-                h = columns::CONTENT_HASH,
-            )
-        }
-    };
+    // Only the server-time filter's end goes down: copies of a message
+    // arriving at or after it are all later than its first arrival, so
+    // dropping them changes nothing; its start is applied after the
+    // deduplication, to the first arrival alone.
+    if let Some((_, to)) = request.server {
+        sql.push_str(" AND server_time < ?");
+        binds.push(Bind::Int(to));
+    }
     Ok((sql, binds))
 }
 
@@ -129,11 +123,10 @@ fn bound(mut query: clickhouse::query::Query, binds: Vec<Bind>) -> clickhouse::q
 /// Streams the rows of `request` in `schema` (the scan's schema plus the
 /// content hash last), `batch_size` rows per batch.
 ///
-/// One query per UTC day of the message range, as the Parquet scan reads a
-/// day at a time: ClickHouse 18.16 sorts a query's whole result before its
-/// first row (it cannot read in key order), so a day bounds its sort memory
-/// and the wait for the first row. The next day's query runs while this
-/// day's rows are decoded and sent (its first bytes awaited ahead).
+/// One query per piece of the tracker's stored span in the range (an hour,
+/// then doubling up to a day: [`pieces`]), each piece ordered and
+/// deduplicated here ([`sort_day`]) and sent while the next one is read.
+/// A read holds at most two pieces' rows, whatever its range.
 pub(crate) fn scan(
     table: &ClickHouseTable,
     schema: SchemaRef,
@@ -144,6 +137,7 @@ pub(crate) fn scan(
     let batch_size = request.batch_size.max(1);
     let client = client(table);
     let (table, request) = (table.clone(), request.clone());
+    let server = request.server;
     // First the span the tracker has rows in, so that a wide range costs
     // no query per empty day.
     let span_sql = format!(
@@ -166,7 +160,7 @@ pub(crate) fn scan(
         } else {
             (first, last.saturating_add(1))
         };
-        days(stored)
+        pieces(stored)
             .into_iter()
             .map(|message| {
                 scan_sql(
@@ -186,7 +180,7 @@ pub(crate) fn scan(
         Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
     })
     .flatten();
-    let started = queries
+    let days = queries
         .map(move |query: Result<((String, Vec<Bind>), SchemaRef)>| {
             let client = client.clone();
             async move {
@@ -194,74 +188,130 @@ pub(crate) fn scan(
                 let mut cursor = bound(client.query(&sql), binds)
                     .fetch_bytes("RowBinary")
                     .map_err(Error::clickhouse("reading telemetry"))?;
-                let first = cursor
-                    .next()
-                    .await
-                    .map_err(Error::clickhouse("reading telemetry"))?;
-                Ok::<_, Error>((cursor, first, schema))
+                let mut decoder = Decoder::new(schema.clone(), batch_size)?;
+                let mut batches = Vec::new();
+                loop {
+                    let chunk = cursor
+                        .next()
+                        .await
+                        .map_err(Error::clickhouse("reading telemetry"))?;
+                    let ended = chunk.is_none();
+                    if let Some(chunk) = chunk {
+                        decoder.push(chunk);
+                    }
+                    while let Some(batch) = decoder.ready(ended) {
+                        batches.push(batch?);
+                    }
+                    if ended {
+                        break;
+                    }
+                }
+                sort_day(&schema, &batches, server, batch_size)
             }
         })
         .buffered(2);
-    Ok(started
-        .map(move |day| match day {
-            Ok((cursor, first, schema)) => match Decoder::new(schema, batch_size) {
-                Ok(mut decoder) => {
-                    let ended = first.is_none();
-                    if let Some(chunk) = first {
-                        decoder.push(chunk);
-                    }
-                    decoded(cursor, decoder, ended).boxed()
-                }
-                Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
-            },
+    Ok(days
+        .map(|day| match day {
+            Ok(batches) => futures::stream::iter(batches.into_iter().map(Ok)).boxed(),
             Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
         })
         .flatten())
 }
 
-/// The UTC days of `[from, to)`, each clipped to the range.
-fn days((from, to): (i64, i64)) -> Vec<(i64, i64)> {
-    let mut days = Vec::new();
-    let mut start = from;
-    while start < to {
-        let end = (start.div_euclid(DAY_MS) + 1)
-            .saturating_mul(DAY_MS)
-            .min(to);
-        days.push((start, end));
-        start = end;
+/// A day's rows as ClickHouse gave them (its parts' rows, unmerged) in
+/// message-time order, each message once, then the server-time filter;
+/// in batches of `batch_size`. Of the copies of a message (equal message
+/// time and content hash: a retried INSERT, a replayed WAL), the earliest
+/// arrival is kept, as ClickHouse's merges keep it, and the filter applies
+/// to it, so a later copy never stands in for a filtered-out first one.
+fn sort_day(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    server: Option<(i64, i64)>,
+    batch_size: usize,
+) -> Result<Vec<RecordBatch>> {
+    use datafusion::arrow::array::{AsArray, BooleanArray};
+    use datafusion::arrow::compute::{
+        SortColumn, concat_batches, filter_record_batch, lexsort_to_indices, take_record_batch,
+    };
+    use datafusion::arrow::datatypes::{TimestampMillisecondType, UInt64Type};
+    let all = concat_batches(schema, batches).map_err(Error::Arrow)?;
+    if all.num_rows() == 0 {
+        return Ok(Vec::new());
     }
-    days
+    let column = |name: &str| {
+        all.column_by_name(name)
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("a ClickHouse day lacks {name}")))
+    };
+    let mut keys = vec![
+        SortColumn {
+            values: column(columns::MESSAGE_TIME)?,
+            options: None,
+        },
+        SortColumn {
+            values: column(columns::CONTENT_HASH)?,
+            options: None,
+        },
+    ];
+    // Without server_time (a series read) the copies are equal in every
+    // column read, so any of them does.
+    if let Ok(arrival) = column(columns::SERVER_TIME) {
+        keys.push(SortColumn {
+            values: arrival,
+            options: None,
+        });
+    }
+    let order = lexsort_to_indices(&keys, None).map_err(Error::Arrow)?;
+    let sorted = take_record_batch(&all, &order).map_err(Error::Arrow)?;
+    let times = sorted
+        .column_by_name(columns::MESSAGE_TIME)
+        .map(|c| c.as_primitive::<TimestampMillisecondType>().clone())
+        .ok_or_else(|| Error::Internal("a ClickHouse day lacks msg_time".into()))?;
+    let hashes = sorted
+        .column_by_name(columns::CONTENT_HASH)
+        .map(|c| c.as_primitive::<UInt64Type>().clone())
+        .ok_or_else(|| Error::Internal("a ClickHouse day lacks its hash".into()))?;
+    let arrivals = sorted
+        .column_by_name(columns::SERVER_TIME)
+        .map(|c| c.as_primitive::<TimestampMillisecondType>().clone());
+    let (from, to) = server.unwrap_or((i64::MIN, i64::MAX));
+    let keep: BooleanArray = (0..sorted.num_rows())
+        .map(|i| {
+            let first = i == 0
+                || times.value(i) != times.value(i - 1)
+                || hashes.value(i) != hashes.value(i - 1);
+            let arrived = arrivals
+                .as_ref()
+                .is_none_or(|a| (from..to).contains(&a.value(i)));
+            Some(first && arrived)
+        })
+        .collect();
+    let kept = if keep.true_count() == sorted.num_rows() {
+        sorted
+    } else {
+        filter_record_batch(&sorted, &keep).map_err(Error::Arrow)?
+    };
+    Ok((0..kept.num_rows())
+        .step_by(batch_size)
+        .map(|start| kept.slice(start, batch_size.min(kept.num_rows() - start)))
+        .collect())
 }
 
-/// The batches of one answer, decoded as its bytes arrive.
-fn decoded(
-    cursor: clickhouse::query::BytesCursor,
-    decoder: Decoder,
-    ended: bool,
-) -> impl Stream<Item = Result<RecordBatch>> + Send + 'static {
-    futures::stream::unfold(
-        (cursor, decoder, ended),
-        |(mut cursor, mut decoder, mut ended)| async move {
-            loop {
-                if let Some(batch) = decoder.ready(ended) {
-                    return Some((batch, (cursor, decoder, ended)));
-                }
-                if ended {
-                    return None;
-                }
-                match cursor.next().await {
-                    Ok(Some(chunk)) => decoder.push(chunk),
-                    Ok(None) => ended = true,
-                    Err(e) => {
-                        return Some((
-                            Err(Error::clickhouse("reading telemetry")(e)),
-                            (cursor, decoder, true),
-                        ));
-                    }
-                }
-            }
-        },
-    )
+/// The pieces a scan of `[from, to)` asks for, in order: an hour first,
+/// then each twice the last up to a day, so that the first rows come after
+/// an hour's query and a long read costs a query per day.
+fn pieces((from, to): (i64, i64)) -> Vec<(i64, i64)> {
+    const HOUR_MS: i64 = 3_600_000;
+    let mut pieces = Vec::new();
+    let (mut start, mut span) = (from, HOUR_MS);
+    while start < to {
+        let end = start.saturating_add(span).min(to);
+        pieces.push((start, end));
+        start = end;
+        span = (span * 2).min(DAY_MS);
+    }
+    pieces
 }
 
 /// The inner columns `inner_columns` lists for the tracker on the days the

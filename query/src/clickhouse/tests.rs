@@ -220,7 +220,7 @@ fn an_answer_cut_inside_a_row_is_an_error_not_fewer_rows() {
 }
 
 #[test]
-fn scans_push_tracker_times_and_columns_down_and_filter_server_time_after_dedup() {
+fn scans_push_tracker_times_and_columns_down_and_the_end_of_server_time() {
     let table = ClickHouseTable {
         url: "http://127.0.0.1:8123".into(),
         database: "fleet".into(),
@@ -248,8 +248,7 @@ fn scans_push_tracker_times_and_columns_down_and_filter_server_time_after_dedup(
         "SELECT tracker_id AS `tracker_id`, speed AS `speed`, \
          if(has(inputs.name, ?), inputs.value[indexOf(inputs.name, ?)], NULL) AS `inputs.lls_level_1`, \
          content_hash AS `_content_hash` FROM `fleet`.`telemetry` \
-         WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ? \
-         ORDER BY msg_time, content_hash, server_time LIMIT 1 BY msg_time, content_hash"
+         WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?"
     );
     assert_eq!(binds.len(), 5);
     let (filtered, binds) = scan_sql(
@@ -261,19 +260,98 @@ fn scans_push_tracker_times_and_columns_down_and_filter_server_time_after_dedup(
         },
     )
     .unwrap();
-    assert!(filtered.starts_with(&format!("SELECT * FROM ({sql}) WHERE `server_time` >= ?")));
-    assert_eq!(binds.len(), 7);
+    assert_eq!(filtered, format!("{sql} AND server_time < ?"));
+    assert!(matches!(binds.last(), Some(Bind::Int(4))));
+}
+
+/// A day as ClickHouse may answer it: unordered, a message twice.
+fn unordered_day() -> (SchemaRef, RecordBatch) {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new(columns::TRACKER_ID, DataType::Int64, false),
+        Field::new(columns::MESSAGE_TIME, columns::time_type(), false),
+        Field::new(columns::SERVER_TIME, columns::time_type(), false),
+        Field::new("speed", DataType::Int64, true),
+        Field::new(columns::CONTENT_HASH, DataType::UInt64, false),
+    ]));
+    // (message time, server time, speed, hash): message (20, hash 5)
+    // arrived at 100 and again at 300; (20, hash 6) is another message.
+    let rows = [
+        (30, 50, 3, 1),
+        (20, 300, 2, 5),
+        (10, 60, 1, 9),
+        (20, 100, 2, 5),
+        (20, 90, 4, 6),
+    ];
+    let time = |f: fn(&(i64, i64, i64, u64)) -> i64| {
+        Arc::new(
+            TimestampMillisecondArray::from_iter_values(rows.iter().map(f)).with_timezone("UTC"),
+        )
+    };
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1; rows.len()])),
+            time(|r| r.0),
+            time(|r| r.1),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2))),
+            Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.3))),
+        ],
+    )
+    .unwrap();
+    (schema, batch)
+}
+
+fn times_and_arrivals(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let m = b
+                .column(1)
+                .as_primitive::<TimestampMillisecondType>()
+                .clone();
+            let s = b
+                .column(2)
+                .as_primitive::<TimestampMillisecondType>()
+                .clone();
+            (0..b.num_rows()).map(move |i| (m.value(i), s.value(i)))
+        })
+        .collect()
 }
 
 #[test]
-fn scans_ask_a_day_at_a_time() {
-    const DAY: i64 = 86_400_000;
-    assert_eq!(days((5, 5)), vec![]);
-    assert_eq!(days((5, 10)), vec![(5, 10)]);
+fn a_day_is_ordered_each_message_once_at_its_first_arrival_then_filtered() {
+    let (schema, day) = unordered_day();
+    let sorted = sort_day(&schema, &[day.slice(0, 2), day.slice(2, 3)], None, 2).unwrap();
+    assert!(sorted.iter().all(|b| b.num_rows() <= 2));
     assert_eq!(
-        days((DAY - 1, 2 * DAY + 7)),
-        vec![(DAY - 1, DAY), (DAY, 2 * DAY), (2 * DAY, 2 * DAY + 7)]
+        times_and_arrivals(&sorted),
+        vec![(10, 60), (20, 100), (20, 90), (30, 50)],
+        "by message time then hash; the copy that arrived at 300 dropped"
     );
-    assert_eq!(days((-1, 1)), vec![(-1, 0), (0, 1)]);
-    assert_eq!(days((0, 3 * DAY)).len(), 3);
+    // Arrived in [95, 400): the message first seen at 100 is in, not its copy's
+    // arrival at 300 standing in for anything; [200, 400) finds nothing of it.
+    let filtered = sort_day(&schema, std::slice::from_ref(&day), Some((95, 400)), 8).unwrap();
+    assert_eq!(times_and_arrivals(&filtered), vec![(20, 100)]);
+    let late = sort_day(&schema, &[day], Some((200, 400)), 8).unwrap();
+    assert_eq!(times_and_arrivals(&late), vec![]);
+    assert!(sort_day(&schema, &[], None, 8).unwrap().is_empty());
+}
+
+#[test]
+fn scans_ask_an_hour_first_then_doubling_up_to_a_day() {
+    const HOUR: i64 = 3_600_000;
+    assert_eq!(pieces((5, 5)), vec![]);
+    assert_eq!(pieces((5, 10)), vec![(5, 10)]);
+    let week = pieces((-7, 7 * 24 * HOUR - 7));
+    assert_eq!(
+        week.iter().map(|(a, b)| (b - a) / HOUR).collect::<Vec<_>>(),
+        // 168 hours: 1 + 2 + 4 + 8 + 16 = 31, then five days, then 17.
+        vec![1, 2, 4, 8, 16, 24, 24, 24, 24, 24, 17]
+    );
+    assert_eq!(week.first().map(|p| p.0), Some(-7));
+    assert_eq!(week.last().map(|p| p.1), Some(7 * 24 * HOUR - 7));
+    assert!(
+        week.windows(2).all(|w| w[0].1 == w[1].0),
+        "no gap, no overlap"
+    );
 }
