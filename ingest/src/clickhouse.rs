@@ -23,6 +23,9 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
+mod local;
+pub use local::LocalServer;
+
 /// One stored message: a row of `trackhouse.telemetry`. Texts and inner
 /// names borrow from the batch, so mapping a row allocates only its arrays.
 #[derive(Debug, Clone, PartialEq, Row, Serialize)]

@@ -11,75 +11,35 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ingest::clickhouse::statements;
 use schemas::columns::{self, InnerKind, SimpleType};
 
-/// A throwaway server started by `deploy/clickhouse/local-server.sh`, stopped on drop.
+/// A throwaway server (`ingest::clickhouse::LocalServer`) and its directory.
 struct ClickHouse {
     url: String,
-    pid: Option<u32>,
-    ports: (u16, u16),
-    dir: tempfile::TempDir,
+    server: ingest::clickhouse::LocalServer,
+    _dir: tempfile::TempDir,
 }
 
 impl ClickHouse {
     fn start() -> Self {
-        let mut server = Self {
-            url: String::new(),
-            pid: None,
-            ports: (free_port(), free_port()),
-            dir: tempfile::tempdir().unwrap(),
-        };
-        server.launch();
-        server
-    }
-
-    /// Starts the server on its directory and ports (again, after [`Self::stop`]).
-    fn launch(&mut self) {
-        let output = Command::new("bash")
-            .arg(repo().join("deploy/clickhouse/local-server.sh"))
-            .arg(self.dir.path())
-            .arg(self.ports.0.to_string())
-            .arg(self.ports.1.to_string())
-            .env(
-                "PATH",
-                format!(
-                    "{}:/usr/sbin:/usr/bin:/sbin:/bin",
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .output()
-            .expect("bash runs deploy/clickhouse/local-server.sh");
-        self.pid = std::fs::read_to_string(self.dir.path().join("pid"))
-            .ok()
-            .and_then(|pid| pid.trim().parse().ok());
-        self.url = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        assert!(
-            output.status.success(),
-            "clickhouse-server did not start (install Debian's clickhouse-server; .ci/run does): {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    /// Stops the server and waits until it has exited.
-    fn stop(&mut self) {
-        let Some(pid) = self.pid.take() else {
-            return;
-        };
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-        for _ in 0..400 {
-            let alive = Command::new("kill")
-                .args(["-0", &pid.to_string()])
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success());
-            if !alive {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let dir = tempfile::tempdir().unwrap();
+        let server = ingest::clickhouse::LocalServer::start(dir.path()).unwrap();
+        Self {
+            url: server.url().to_owned(),
+            server,
+            _dir: dir,
         }
+    }
+
+    /// Starts the server again on its directory and ports.
+    fn launch(&mut self) {
+        self.server.launch().unwrap();
+    }
+
+    fn stop(&mut self) {
+        self.server.stop();
     }
 
     async fn query(&self, sql: &str) -> String {
@@ -94,21 +54,6 @@ impl ClickHouse {
         assert!(status.is_success(), "{sql}\n→ {status}: {body}");
         body
     }
-}
-
-impl Drop for ClickHouse {
-    fn drop(&mut self) {
-        // Exited before its directory is removed.
-        self.stop();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn repo() -> PathBuf {

@@ -10,7 +10,6 @@ use api::ApiConfig;
 use serde_json::{Value, json};
 
 use crate::raw_data::csv;
-use crate::server::{free_port, start_clickhouse_on, stop_clickhouse};
 use crate::{Account, Answer, TestServer};
 
 /// `n` messages of the account's first tracker, one second apart from `first` (s after 2024-06-01T06:00Z).
@@ -45,9 +44,9 @@ async fn flush(srv: &TestServer) -> Result<(), ingest::Error> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
-    let clickhouse = tempfile::tempdir().unwrap();
-    let ports = (free_port(), free_port());
-    let url = start_clickhouse_on(clickhouse.path(), ports, Some(std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let mut clickhouse = ingest::clickhouse::LocalServer::start(dir.path()).unwrap();
+    let url = clickhouse.url().to_owned();
     let srv = TestServer::start_full(ApiConfig::default(), |c| ingest::IngestConfig {
         max_unflushed_rows: 600,
         flush_interval: Duration::from_millis(100),
@@ -87,7 +86,7 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     let mut expected: BTreeSet<usize> = (0..200).collect();
 
     // Down: acknowledged into the WAL up to the bound, then 503 code 8.
-    stop_clickhouse(clickhouse.path());
+    clickhouse.stop();
     let mut acknowledged = 200;
     let mut refused = None;
     for round in 0..20 {
@@ -120,7 +119,7 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     assert_eq!(body["status"]["code"], 14, "{body}");
 
     // Back: the flusher's retries store everything, the WAL is truncated.
-    start_clickhouse_on(clickhouse.path(), ports, Some(std::process::id()));
+    clickhouse.launch().unwrap();
     let mut flushed = false;
     for _ in 0..100 {
         if flush(&srv).await.is_ok() {
@@ -174,7 +173,6 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
     )
     .await;
     assert_eq!(counted, acknowledged as u64);
-    stop_clickhouse(clickhouse.path());
 }
 
 async fn clickhouse_count(url: &str, sql: &str) -> u64 {

@@ -362,24 +362,27 @@ impl TestServer {
 /// The storage the tests run on: Parquet files, or with
 /// `TRACKHOUSE_TEST_STORAGE=clickhouse` (the README's test command runs the
 /// suite both ways) a fresh database of a ClickHouse server this test
-/// process starts once (`deploy/clickhouse/local-server.sh`), on free ports,
-/// stopped when the process ends.
+/// process starts once (`ingest::clickhouse::LocalServer`), stopped when the
+/// process ends.
 pub(crate) fn test_clickhouse() -> Option<ingest::ClickHouseConfig> {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU32, Ordering};
-    static SERVER: OnceLock<(String, TempDir)> = OnceLock::new();
+    static SERVER: OnceLock<(ingest::clickhouse::LocalServer, TempDir)> = OnceLock::new();
     static DATABASES: AtomicU32 = AtomicU32::new(0);
     match std::env::var("TRACKHOUSE_TEST_STORAGE").as_deref() {
         Ok("clickhouse") => {}
         Ok("parquet") | Err(_) => return None,
         Ok(other) => panic!("TRACKHOUSE_TEST_STORAGE is `parquet` or `clickhouse`, not `{other}`"),
     }
-    let (url, _) = SERVER.get_or_init(|| {
+    let (server, _) = SERVER.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        (start_clickhouse(dir.path(), Some(std::process::id())), dir)
+        let server =
+            ingest::clickhouse::LocalServer::start_watching(dir.path(), Some(std::process::id()))
+                .unwrap();
+        (server, dir)
     });
     Some(ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
-        url: url.clone(),
+        url: server.url().to_owned(),
         database: format!(
             "it_{}_{}",
             std::process::id(),
@@ -388,77 +391,4 @@ pub(crate) fn test_clickhouse() -> Option<ingest::ClickHouseConfig> {
         user: None,
         password: None,
     }))
-}
-
-/// Starts a throwaway ClickHouse on free ports with its state under `dir`
-/// and returns its URL; with `watch`, it stops when that process ends.
-pub(crate) fn start_clickhouse(dir: &std::path::Path, watch: Option<u32>) -> String {
-    start_clickhouse_on(dir, (free_port(), free_port()), watch)
-}
-
-/// [`start_clickhouse`] on given (HTTP, TCP) ports.
-pub(crate) fn start_clickhouse_on(
-    dir: &std::path::Path,
-    (http, tcp): (u16, u16),
-    watch: Option<u32>,
-) -> String {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../deploy/clickhouse/local-server.sh");
-    let mut command = std::process::Command::new("bash");
-    command
-        .arg(script)
-        .arg(dir)
-        .arg(http.to_string())
-        .arg(tcp.to_string())
-        .env(
-            "PATH",
-            format!(
-                "{}:/usr/sbin:/usr/bin:/sbin:/bin",
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        );
-    if let Some(pid) = watch {
-        command.env("WATCH_PID", pid.to_string());
-    }
-    let output = command.output().expect("bash runs local-server.sh");
-    assert!(
-        output.status.success(),
-        "clickhouse-server did not start (install Debian's clickhouse-server; .ci/run does): {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
-/// Stops the ClickHouse server started under `dir` and waits for it to exit.
-pub(crate) fn stop_clickhouse(dir: &std::path::Path) {
-    let Some(pid) = std::fs::read_to_string(dir.join("pid"))
-        .ok()
-        .and_then(|pid| pid.trim().parse::<u32>().ok())
-    else {
-        return;
-    };
-    let _ = std::process::Command::new("kill")
-        .arg(pid.to_string())
-        .status();
-    for _ in 0..600 {
-        let alive = std::process::Command::new("kill")
-            .args(["-0", &pid.to_string()])
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|status| status.success());
-        if !alive {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("clickhouse-server {pid} did not stop");
-}
-
-/// A port nothing listens on now.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }

@@ -2,7 +2,6 @@
 //! is given), the reference table (the DDL of `deploy/clickhouse/schema.sql`
 //! in a database of its own) and its `CSVWithNames` export.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
@@ -330,77 +329,34 @@ pub fn reference_select(
     ))
 }
 
-/// A throwaway ClickHouse server started with `deploy/clickhouse/local-server.sh`.
+/// A throwaway ClickHouse server (`ingest::clickhouse::LocalServer`) with
+/// its state in a temporary directory; it stops when dropped or when this
+/// process exits.
 #[derive(Debug)]
 pub struct LocalClickHouse {
     /// Its HTTP interface.
     pub url: String,
-    dir: tempfile::TempDir,
+    server: ingest::clickhouse::LocalServer,
+    _dir: tempfile::TempDir,
 }
 
 impl LocalClickHouse {
-    /// The script next to the DDL.
-    pub fn script() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/clickhouse/local-server.sh")
-    }
-
-    /// Starts a server with its state in a temporary directory on free
-    /// ports; it stops when this process exits, or at [`LocalClickHouse::stop`].
-    pub fn start(script: &Path) -> anyhow::Result<Self> {
+    /// Starts a server on free ports.
+    pub fn start() -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
-        let (http, tcp) = (free_port()?, free_port()?);
-        let output = std::process::Command::new("bash")
-            .arg(script)
-            .arg(dir.path())
-            .arg(http.to_string())
-            .arg(tcp.to_string())
-            .env("WATCH_PID", std::process::id().to_string())
-            .env(
-                "PATH",
-                format!(
-                    "{}:/usr/sbin:/usr/bin:/sbin:/bin",
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .output()
-            .with_context(|| format!("running {}", script.display()))?;
-        ensure!(
-            output.status.success(),
-            "clickhouse-server did not start (Debian's clickhouse-server is needed): {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let server =
+            ingest::clickhouse::LocalServer::start_watching(dir.path(), Some(std::process::id()))?;
         Ok(Self {
-            url: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-            dir,
+            url: server.url().to_owned(),
+            server,
+            _dir: dir,
         })
     }
 
     /// Stops the server and waits for it to exit.
-    pub fn stop(self) -> anyhow::Result<()> {
-        let pid = std::fs::read_to_string(self.dir.path().join("pid"))?
-            .trim()
-            .to_owned();
-        std::process::Command::new("kill").arg(&pid).status()?;
-        for _ in 0..600 {
-            let alive = std::process::Command::new("kill")
-                .args(["-0", &pid])
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !alive {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        bail!("clickhouse-server {pid} did not stop")
+    pub fn stop(mut self) {
+        self.server.stop();
     }
-}
-
-/// A port nothing listens on now.
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 #[cfg(test)]

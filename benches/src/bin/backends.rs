@@ -11,7 +11,6 @@
     reason = "a measurement program: its report goes to stdout"
 )]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::ensure;
@@ -45,9 +44,6 @@ struct Args {
     /// one is started with `deploy/clickhouse/local-server.sh` and stopped at the end.
     #[arg(long)]
     clickhouse_url: Option<String>,
-    /// The script that starts the throwaway server.
-    #[arg(long)]
-    clickhouse_script: Option<PathBuf>,
 }
 
 /// The three systems, in the order of the tables.
@@ -78,17 +74,13 @@ async fn main() -> anyhow::Result<()> {
     let (url, local) = match &args.clickhouse_url {
         Some(url) => (url.clone(), None),
         None => {
-            let script = args
-                .clickhouse_script
-                .clone()
-                .unwrap_or_else(LocalClickHouse::script);
-            let local = LocalClickHouse::start(&script)?;
+            let local = LocalClickHouse::start()?;
             (local.url.clone(), Some(local))
         }
     };
     let result = run(&args, &url).await;
     if let Some(local) = local {
-        local.stop()?;
+        local.stop();
         println!("stopped the throwaway ClickHouse at {url}");
     }
     result

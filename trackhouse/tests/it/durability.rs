@@ -36,37 +36,9 @@ async fn acknowledged_messages_survive_kill_9() {
 
 #[tokio::test]
 async fn acknowledged_messages_survive_kill_9_on_clickhouse() {
-    let clickhouse = TempDir::new().unwrap();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../deploy/clickhouse/local-server.sh");
-    let port = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-            .to_string()
-    };
-    let started = std::process::Command::new("bash")
-        .arg(script)
-        .arg(clickhouse.path())
-        .args([port(), port()])
-        .env("WATCH_PID", std::process::id().to_string())
-        .env(
-            "PATH",
-            format!(
-                "{}:/usr/sbin:/sbin",
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .output()
-        .unwrap();
-    assert!(
-        started.status.success(),
-        "clickhouse-server did not start: {}",
-        String::from_utf8_lossy(&started.stderr)
-    );
-    let url = String::from_utf8_lossy(&started.stdout).trim().to_owned();
+    let dir = TempDir::new().unwrap();
+    let clickhouse = ingest::clickhouse::LocalServer::start(dir.path()).unwrap();
+    let url = clickhouse.url().to_owned();
     // Flushing every 50 ms once 500 rows wait: the first half reaches ClickHouse before the kill, the rest only the WAL.
     survive_kill_9(&[
         "--storage",
@@ -95,8 +67,6 @@ async fn acknowledged_messages_survive_kill_9_on_clickhouse() {
         (1000..=2000).contains(&stored),
         "ClickHouse holds at least the half flushed before the kill: {stored}"
     );
-    let pid = std::fs::read_to_string(clickhouse.path().join("pid")).unwrap();
-    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
 }
 
 async fn survive_kill_9(flags: &[&str]) {
