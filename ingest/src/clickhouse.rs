@@ -316,15 +316,16 @@ where
 const SCHEMA: &str = include_str!("../../deploy/clickhouse/schema.sql");
 
 /// The statements of `deploy/clickhouse/schema.sql` with the database
-/// `trackhouse` renamed to `database` (letters, digits and `_`). Every one is
+/// `trackhouse` renamed to `database` (a plain identifier: a letter or `_`,
+/// then letters, digits and `_`). Every one is
 /// `IF NOT EXISTS`, so applying them to a database that has the tables
 /// changes nothing.
 pub fn schema_statements(database: &str) -> Vec<String> {
     statements(SCHEMA)
         .into_iter()
         .map(|s| {
-            s.replace("trackhouse.", &format!("`{database}`."))
-                .replace("EXISTS trackhouse", &format!("EXISTS `{database}`"))
+            s.replace("trackhouse.", &format!("{database}."))
+                .replace("EXISTS trackhouse", &format!("EXISTS {database}"))
         })
         .collect()
 }

@@ -633,3 +633,27 @@ async fn flushes_to_clickhouse_wait_for_enough_rows_or_the_longest_delay() {
         "a quiet fleet's rows go after the longest delay"
     );
 }
+
+#[test]
+fn a_database_name_that_is_not_a_plain_identifier_is_refused_before_connecting() {
+    for name in ["", "1fleet", "fleet-1", "fleet`; DROP", "flé"] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = ingest::IngestConfig {
+            clickhouse: Some(ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
+                url: "http://127.0.0.1:1".into(),
+                database: name.into(),
+                user: None,
+                password: None,
+            })),
+            ..ingest::IngestConfig::new(dir.path())
+        };
+        let refused = ingest::Ingest::open(
+            config,
+            &mut prometheus_client::registry::Registry::default(),
+        );
+        assert!(
+            matches!(refused, Err(ingest::Error::Config(_))),
+            "`{name}`: {refused:?}"
+        );
+    }
+}

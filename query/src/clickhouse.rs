@@ -14,13 +14,14 @@
 //! `inner_columns` table (tracker, day, name), not from the messages.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
 use datafusion::arrow::array::{
-    ArrayBuilder, ArrayRef, Float64Builder, Int32Builder, Int64Builder, RecordBatch, StringBuilder,
+    ArrayRef, Float64Builder, Int32Builder, Int64Builder, RecordBatch, StringBuilder,
     StringViewBuilder, TimestampMillisecondBuilder, UInt8Builder, UInt64Builder,
 };
-use datafusion::arrow::datatypes::{DataType, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, SchemaRef, TimeUnit};
 use futures::{Stream, StreamExt};
 use schemas::ClickHouseTable;
 use schemas::columns::{self, InnerKind};
@@ -349,102 +350,138 @@ pub(crate) async fn inner_columns(
 /// Decodes `RowBinary` rows of a schema into Arrow batches.
 struct Decoder {
     schema: SchemaRef,
-    kinds: Vec<Kind>,
-    builders: Vec<Box<dyn ArrayBuilder>>,
+    columns: Vec<Column>,
     pending: BytesMut,
     rows: usize,
     batch_size: usize,
     failed: bool,
 }
 
-/// How a column is encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Int64,
-    Time,
-    UInt64,
-    NullableUInt8,
-    NullableInt32,
-    NullableInt64,
-    NullableFloat64,
-    NullableText,
-    NullableTextView,
+/// One column being decoded: how it is encoded, and its builder.
+enum Column {
+    Int64(Int64Builder),
+    Time(TimestampMillisecondBuilder),
+    UInt64(UInt64Builder),
+    NullableUInt8(UInt8Builder),
+    NullableInt32(Int32Builder),
+    NullableInt64(Int64Builder),
+    NullableFloat64(Float64Builder),
+    NullableText(StringBuilder),
+    NullableTextView(StringViewBuilder),
 }
 
-impl Kind {
-    /// Bytes of a non-null fixed-width value (texts: 0).
-    const fn width(self) -> usize {
+impl Column {
+    fn new(index: usize, field: &Field, capacity: usize) -> Result<Self> {
+        let n = capacity;
+        Ok(match (index, field.data_type()) {
+            (0, DataType::Int64) => Self::Int64(Int64Builder::with_capacity(n)),
+            (_, DataType::Timestamp(TimeUnit::Millisecond, _)) => {
+                Self::Time(TimestampMillisecondBuilder::with_capacity(n).with_timezone("UTC"))
+            }
+            (_, DataType::UInt64) if field.name() == columns::CONTENT_HASH => {
+                Self::UInt64(UInt64Builder::with_capacity(n))
+            }
+            (_, DataType::UInt8) => Self::NullableUInt8(UInt8Builder::with_capacity(n)),
+            (_, DataType::Int32) => Self::NullableInt32(Int32Builder::with_capacity(n)),
+            (_, DataType::Int64) => Self::NullableInt64(Int64Builder::with_capacity(n)),
+            (_, DataType::Float64) => Self::NullableFloat64(Float64Builder::with_capacity(n)),
+            (_, DataType::Utf8) => Self::NullableText(StringBuilder::with_capacity(n, n * 8)),
+            (_, DataType::Utf8View) => Self::NullableTextView(StringViewBuilder::with_capacity(n)),
+            (_, other) => {
+                return Err(Error::Internal(format!(
+                    "no ClickHouse decoding for {} of type {other}",
+                    field.name()
+                )));
+            }
+        })
+    }
+
+    /// Whether a value is preceded by a null byte (`Nullable(T)`).
+    const fn nullable(&self) -> bool {
+        !matches!(self, Self::Int64(_) | Self::Time(_) | Self::UInt64(_))
+    }
+
+    /// Bytes of a value, after its null byte: `None` for a length-prefixed text.
+    const fn width(&self) -> Option<usize> {
         match self {
-            Self::Int64
-            | Self::Time
-            | Self::UInt64
-            | Self::NullableInt64
-            | Self::NullableFloat64 => 8,
-            Self::NullableInt32 => 4,
-            Self::NullableUInt8 => 1,
-            Self::NullableText | Self::NullableTextView => 0,
+            Self::Int64(_)
+            | Self::Time(_)
+            | Self::UInt64(_)
+            | Self::NullableInt64(_)
+            | Self::NullableFloat64(_) => Some(8),
+            Self::NullableInt32(_) => Some(4),
+            Self::NullableUInt8(_) => Some(1),
+            Self::NullableText(_) | Self::NullableTextView(_) => None,
         }
     }
 
-    const fn nullable(self) -> bool {
-        !matches!(self, Self::Int64 | Self::Time | Self::UInt64)
+    /// Appends the value at the front of `row` (complete: checked by
+    /// [`row_len`]) and consumes it.
+    fn append(&mut self, row: &mut Bytes) {
+        if self.nullable() && row.get_u8() == 1 {
+            match self {
+                Self::Int64(b) | Self::NullableInt64(b) => b.append_null(),
+                Self::Time(b) => b.append_null(),
+                Self::UInt64(b) => b.append_null(),
+                Self::NullableUInt8(b) => b.append_null(),
+                Self::NullableInt32(b) => b.append_null(),
+                Self::NullableFloat64(b) => b.append_null(),
+                Self::NullableText(b) => b.append_null(),
+                Self::NullableTextView(b) => b.append_null(),
+            }
+            return;
+        }
+        match self {
+            Self::Int64(b) | Self::NullableInt64(b) => b.append_value(row.get_i64_le()),
+            Self::Time(b) => b.append_value(row.get_i64_le()),
+            Self::UInt64(b) => b.append_value(row.get_u64_le()),
+            Self::NullableUInt8(b) => b.append_value(row.get_u8()),
+            Self::NullableInt32(b) => b.append_value(row.get_i32_le()),
+            Self::NullableFloat64(b) => b.append_value(row.get_f64_le()),
+            Self::NullableText(_) | Self::NullableTextView(_) => {
+                let (len, used) = varint(row).unwrap_or((0, 0));
+                row.advance(used);
+                let bytes = row.split_to(len as usize);
+                let text = String::from_utf8_lossy(&bytes);
+                match self {
+                    Self::NullableText(b) => b.append_value(text),
+                    Self::NullableTextView(b) => b.append_value(text),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Self::Int64(b) | Self::NullableInt64(b) => Arc::new(b.finish()),
+            Self::Time(b) => Arc::new(b.finish()),
+            Self::UInt64(b) => Arc::new(b.finish()),
+            Self::NullableUInt8(b) => Arc::new(b.finish()),
+            Self::NullableInt32(b) => Arc::new(b.finish()),
+            Self::NullableFloat64(b) => Arc::new(b.finish()),
+            Self::NullableText(b) => Arc::new(b.finish()),
+            Self::NullableTextView(b) => Arc::new(b.finish()),
+        }
     }
 }
 
 impl Decoder {
     fn new(schema: SchemaRef, batch_size: usize) -> Result<Self> {
-        let kinds = schema
+        let columns = schema
             .fields()
             .iter()
             .enumerate()
-            .map(|(i, field)| match (i, field.data_type()) {
-                (0, DataType::Int64) => Ok(Kind::Int64),
-                (_, DataType::Timestamp(TimeUnit::Millisecond, _)) => Ok(Kind::Time),
-                (_, DataType::UInt64) if field.name() == columns::CONTENT_HASH => Ok(Kind::UInt64),
-                (_, DataType::UInt8) => Ok(Kind::NullableUInt8),
-                (_, DataType::Int32) => Ok(Kind::NullableInt32),
-                (_, DataType::Int64) => Ok(Kind::NullableInt64),
-                (_, DataType::Float64) => Ok(Kind::NullableFloat64),
-                (_, DataType::Utf8) => Ok(Kind::NullableText),
-                (_, DataType::Utf8View) => Ok(Kind::NullableTextView),
-                (_, other) => Err(Error::Internal(format!(
-                    "no ClickHouse decoding for {} of type {other}",
-                    field.name()
-                ))),
-            })
+            .map(|(i, field)| Column::new(i, field, batch_size))
             .collect::<Result<Vec<_>>>()?;
-        let mut decoder = Self {
+        Ok(Self {
             schema,
-            kinds,
-            builders: Vec::new(),
+            columns,
             pending: BytesMut::new(),
             rows: 0,
             batch_size,
             failed: false,
-        };
-        decoder.builders = decoder.new_builders();
-        Ok(decoder)
-    }
-
-    fn new_builders(&self) -> Vec<Box<dyn ArrayBuilder>> {
-        let n = self.batch_size;
-        self.kinds
-            .iter()
-            .map(|kind| -> Box<dyn ArrayBuilder> {
-                match kind {
-                    Kind::Int64 | Kind::NullableInt64 => Box::new(Int64Builder::with_capacity(n)),
-                    Kind::Time => {
-                        Box::new(TimestampMillisecondBuilder::with_capacity(n).with_timezone("UTC"))
-                    }
-                    Kind::UInt64 => Box::new(UInt64Builder::with_capacity(n)),
-                    Kind::NullableUInt8 => Box::new(UInt8Builder::with_capacity(n)),
-                    Kind::NullableInt32 => Box::new(Int32Builder::with_capacity(n)),
-                    Kind::NullableFloat64 => Box::new(Float64Builder::with_capacity(n)),
-                    Kind::NullableText => Box::new(StringBuilder::with_capacity(n, n * 8)),
-                    Kind::NullableTextView => Box::new(StringViewBuilder::with_capacity(n)),
-                }
-            })
-            .collect()
+        })
     }
 
     fn push(&mut self, chunk: Bytes) {
@@ -458,16 +495,19 @@ impl Decoder {
             return None;
         }
         while self.rows < self.batch_size {
-            match row_len(&self.pending, &self.kinds) {
-                Some(len) => {
-                    let row = self.pending.split_to(len).freeze();
-                    self.append(row);
-                }
-                None => break,
+            let Some(len) = row_len(&self.pending, &self.columns) else {
+                break;
+            };
+            let mut row = self.pending.split_to(len).freeze();
+            for column in &mut self.columns {
+                column.append(&mut row);
             }
+            self.rows += 1;
         }
         if self.rows == self.batch_size || (ended && self.rows > 0) {
-            return Some(self.finish());
+            let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
+            self.rows = 0;
+            return Some(RecordBatch::try_new(self.schema.clone(), arrays).map_err(Error::Arrow));
         }
         if ended && !self.pending.is_empty() {
             self.failed = true;
@@ -478,88 +518,25 @@ impl Decoder {
         }
         None
     }
-
-    /// Appends one complete row (checked by [`row_len`]).
-    fn append(&mut self, mut row: Bytes) {
-        for (kind, builder) in self.kinds.iter().zip(self.builders.iter_mut()) {
-            let any = builder.as_any_mut();
-            if kind.nullable() && row.get_u8() == 1 {
-                append_null(*kind, any);
-                continue;
-            }
-            match kind {
-                Kind::Int64 | Kind::NullableInt64 => {
-                    downcast::<Int64Builder>(any).append_value(row.get_i64_le())
-                }
-                Kind::Time => {
-                    downcast::<TimestampMillisecondBuilder>(any).append_value(row.get_i64_le())
-                }
-                Kind::UInt64 => downcast::<UInt64Builder>(any).append_value(row.get_u64_le()),
-                Kind::NullableUInt8 => downcast::<UInt8Builder>(any).append_value(row.get_u8()),
-                Kind::NullableInt32 => downcast::<Int32Builder>(any).append_value(row.get_i32_le()),
-                Kind::NullableFloat64 => {
-                    downcast::<Float64Builder>(any).append_value(row.get_f64_le())
-                }
-                Kind::NullableText | Kind::NullableTextView => {
-                    let (len, used) = varint(&row).unwrap_or((0, 0));
-                    row.advance(used);
-                    let text = row.split_to(len as usize);
-                    let text = String::from_utf8_lossy(&text);
-                    if *kind == Kind::NullableText {
-                        downcast::<StringBuilder>(any).append_value(text);
-                    } else {
-                        downcast::<StringViewBuilder>(any).append_value(text);
-                    }
-                }
-            }
-        }
-        self.rows += 1;
-    }
-
-    fn finish(&mut self) -> Result<RecordBatch> {
-        let arrays: Vec<ArrayRef> = self.builders.iter_mut().map(|b| b.finish()).collect();
-        self.rows = 0;
-        RecordBatch::try_new(self.schema.clone(), arrays).map_err(Error::Arrow)
-    }
-}
-
-fn downcast<B: 'static>(any: &mut dyn std::any::Any) -> &mut B {
-    match any.downcast_mut::<B>() {
-        Some(builder) => builder,
-        None => unreachable!("each kind's builder is made by Decoder::new_builders"),
-    }
-}
-
-fn append_null(kind: Kind, any: &mut dyn std::any::Any) {
-    match kind {
-        Kind::Int64 | Kind::NullableInt64 => downcast::<Int64Builder>(any).append_null(),
-        Kind::Time => downcast::<TimestampMillisecondBuilder>(any).append_null(),
-        Kind::UInt64 => downcast::<UInt64Builder>(any).append_null(),
-        Kind::NullableUInt8 => downcast::<UInt8Builder>(any).append_null(),
-        Kind::NullableInt32 => downcast::<Int32Builder>(any).append_null(),
-        Kind::NullableFloat64 => downcast::<Float64Builder>(any).append_null(),
-        Kind::NullableText => downcast::<StringBuilder>(any).append_null(),
-        Kind::NullableTextView => downcast::<StringViewBuilder>(any).append_null(),
-    }
 }
 
 /// The length of the first row of `bytes`, if it is complete.
-fn row_len(bytes: &[u8], kinds: &[Kind]) -> Option<usize> {
+fn row_len(bytes: &[u8], columns: &[Column]) -> Option<usize> {
     let mut at = 0;
-    for kind in kinds {
-        if kind.nullable() {
+    for column in columns {
+        if column.nullable() {
             let null = *bytes.get(at)?;
             at += 1;
             if null == 1 {
                 continue;
             }
         }
-        at += match kind {
-            Kind::NullableText | Kind::NullableTextView => {
+        at += match column.width() {
+            Some(width) => width,
+            None => {
                 let (len, used) = varint(bytes.get(at..)?)?;
                 used + usize::try_from(len).ok()?
             }
-            fixed => fixed.width(),
         };
         if at > bytes.len() {
             return None;

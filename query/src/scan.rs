@@ -185,12 +185,20 @@ fn clickhouse_scan(
     }
     let remote = crate::clickhouse::scan(table, keyed.clone(), request)?
         .map(|batch| batch.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e))));
-    let merged: SendableRecordBatchStream = if memory.is_empty() {
-        Box::pin(RecordBatchStreamAdapter::new(keyed.clone(), remote))
-    } else {
-        let all = concat_batches(&keyed, &memory).map_err(Error::Arrow)?;
-        let order = sort_to_indices(all.column(1), None, None).map_err(Error::Arrow)?;
-        let sorted = take_record_batch(&all, &order).map_err(Error::Arrow)?;
+    let out = schema.clone();
+    if memory.is_empty() {
+        // ClickHouse's rows alone are deduplicated already (`sort_day`):
+        // only the hash column goes.
+        let stream = remote.map(move |batch| {
+            let batch = batch?;
+            let columns = batch.columns()[..out.fields().len()].to_vec();
+            RecordBatch::try_new(out.clone(), columns)
+                .map_err(|e| datafusion::error::DataFusionError::ArrowError(Box::new(e), None))
+        });
+        return Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)));
+    }
+    let merged: SendableRecordBatchStream = {
+        let sorted = sorted_by_message_time(&keyed, &memory)?;
         let ordering = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(
             datafusion::physical_expr::expressions::Column::new(columns::MESSAGE_TIME, 1),
         ))])
@@ -214,7 +222,6 @@ fn clickhouse_scan(
             .map_err(Error::Plan)?
     };
     let mut seen = FirstOfKey::default();
-    let out = schema.clone();
     let stream = merged.map(move |batch| {
         let batch = batch?;
         seen.keep_first(&batch, &out)
@@ -474,14 +481,13 @@ fn day_plan(
         inputs.push(DataSourceExec::from_data_source(config));
     }
     if !memory.is_empty() {
-        // Each memtable batch's rows are sorted, but a day's rows may come from
-        // several batches (several writes): sort the day's rows as a whole.
-        let all = concat_batches(schema, &memory).map_err(Error::Arrow)?;
-        let order = sort_to_indices(all.column(1), None, None).map_err(Error::Arrow)?;
-        let sorted = take_record_batch(&all, &order).map_err(Error::Arrow)?;
         inputs.push(
-            MemorySourceConfig::try_new_exec(&[vec![sorted]], schema.clone(), None)
-                .map_err(Error::Plan)?,
+            MemorySourceConfig::try_new_exec(
+                &[vec![sorted_by_message_time(schema, &memory)?]],
+                schema.clone(),
+                None,
+            )
+            .map_err(Error::Plan)?,
         );
     }
     let union = UnionExec::try_new(inputs).map_err(Error::Plan)?;
@@ -509,6 +515,15 @@ fn day_plan(
     Ok(Arc::new(
         SortPreservingMergeExec::new(order, filtered).with_fetch(None),
     ))
+}
+
+/// Memtable rows as one batch sorted by message time: each memtable batch's
+/// rows are sorted, but a range's rows may come from several batches
+/// (several writes).
+fn sorted_by_message_time(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch> {
+    let all = concat_batches(schema, batches).map_err(Error::Arrow)?;
+    let order = sort_to_indices(all.column(1), None, None).map_err(Error::Arrow)?;
+    take_record_batch(&all, &order).map_err(Error::Arrow)
 }
 
 /// The memtable rows of the request, aligned to the scan schema, sorted, split by day.

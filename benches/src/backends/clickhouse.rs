@@ -10,9 +10,6 @@ use schemas::{GpsFixType, MnType};
 
 use crate::export::{ExportRun, timed_body};
 
-/// The one-node DDL, applied to a database of the benchmark's choosing.
-const SCHEMA_SQL: &str = include_str!("../../../deploy/clickhouse/schema.sql");
-
 /// A ClickHouse server reached over HTTP.
 #[derive(Debug, Clone)]
 pub struct ClickHouseHttp {
@@ -222,21 +219,10 @@ impl Events {
     }
 }
 
-/// The statements of `schema.sql` with `trackhouse` replaced by `database`.
+/// The statements of `schema.sql` with `trackhouse` replaced by `database`,
+/// as the engine applies them.
 pub fn reference_ddl(database: &str) -> Vec<String> {
-    let text: String = SCHEMA_SQL
-        .lines()
-        .map(|line| line.split_once("--").map_or(line, |(code, _)| code))
-        .collect::<Vec<_>>()
-        .join("\n");
-    text.split(';')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.replace("trackhouse.", &format!("{database}."))
-                .replace("EXISTS trackhouse", &format!("EXISTS {database}"))
-        })
-        .collect()
+    ingest::clickhouse::schema_statements(database)
 }
 
 /// Backquoted name.

@@ -116,14 +116,18 @@ impl ClickHouseSink {
     /// does not fit does.
     pub(crate) fn open(config: ClickHouseConfig, state_dir: PathBuf) -> Result<Self> {
         let table = config.table.clone();
-        if table.database.is_empty()
-            || !table
+        let plain = table
+            .database
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && table
                 .database
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
             return Err(Error::Config(format!(
-                "the ClickHouse database name `{}` must be letters, digits and `_`",
+                "the ClickHouse database name `{}` must be a letter or `_`, then letters, digits and `_`",
                 table.database
             )));
         }
@@ -390,17 +394,12 @@ impl Sink for ClickHouseSink {
                 .into_iter()
                 .map(|k| (k.msg_time, k.content_hash))
                 .collect()),
-            Ok(Err(error)) => {
+            other => {
+                let error = match other {
+                    Ok(Err(error)) => error.to_string(),
+                    _ => format!("no answer within {} ms", timeout.as_millis()),
+                };
                 tracing::warn!(%error, tracker, day, "ClickHouse did not give the stored keys; deduplicating against memory only");
-                Ok(Vec::new())
-            }
-            Err(_) => {
-                tracing::warn!(
-                    tracker,
-                    day,
-                    timeout_ms = timeout.as_millis() as u64,
-                    "ClickHouse did not give the stored keys in time; deduplicating against memory only"
-                );
                 Ok(Vec::new())
             }
         }
