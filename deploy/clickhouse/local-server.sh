@@ -83,7 +83,7 @@ for _ in $(seq 1 100); do
     fi
     if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
         echo "clickhouse-server exited; see $dir/log" >&2
-        tail -20 "$dir/log/stdout.log" "$dir/log/server.err.log" >&2 || true
+        tail -n 20 "$dir/log/stdout.log" "$dir/log/server.err.log" >&2 || true
         exit 1
     fi
     sleep 0.2

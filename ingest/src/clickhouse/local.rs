@@ -26,16 +26,32 @@ impl LocalServer {
     /// [`Self::start`]; with `watch`, the server also stops once that
     /// process has exited (a server shared by a test process's tests, which
     /// is never dropped).
+    ///
+    /// A port can be taken between its choice and the server's bind (by
+    /// another test's server), so a start that fails is tried again on other
+    /// ports, five times in all.
     pub fn start_watching(dir: &Path, watch: Option<u32>) -> std::io::Result<Self> {
-        let mut server = Self {
-            dir: dir.to_owned(),
-            ports: (free_port()?, free_port()?),
-            watch,
-            url: String::new(),
-            pid: None,
-        };
-        server.launch()?;
-        Ok(server)
+        let mut errors = Vec::new();
+        for attempt in 0..START_ATTEMPTS {
+            let mut server = Self {
+                dir: dir.join(format!("attempt-{attempt}")),
+                ports: free_ports()?,
+                watch,
+                url: String::new(),
+                pid: None,
+            };
+            match server.launch() {
+                Ok(()) => return Ok(server),
+                Err(error) => {
+                    server.stop();
+                    errors.push(format!(
+                        "on ports {} and {}: {error}",
+                        server.ports.0, server.ports.1
+                    ));
+                }
+            }
+        }
+        Err(std::io::Error::other(errors.join("\n")))
     }
 
     /// The HTTP interface, `http://127.0.0.1:<port>`.
@@ -104,9 +120,40 @@ impl Drop for LocalServer {
     }
 }
 
-/// A port nothing listens on now.
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+/// How many port pairs [`LocalServer::start`] tries.
+const START_ATTEMPTS: usize = 5;
+
+/// Two distinct ports nothing listens on now, below Linux's ephemeral range
+/// (32768-60999), so that no client connection's local port takes them
+/// before the server binds, or between a [`LocalServer::stop`] and the next
+/// [`LocalServer::launch`].
+fn free_ports() -> std::io::Result<(u16, u16)> {
+    use std::hash::{BuildHasher, RandomState};
+    let random = RandomState::new();
+    let mut held = Vec::with_capacity(2);
+    for n in 0u32..1_000 {
+        let port = 20_000 + (random.hash_one(n) % 12_000) as u16;
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+            if let [http, tcp] = &held[..] {
+                return Ok((http.local_addr()?.port(), tcp.local_addr()?.port()));
+            }
+        }
+    }
+    Err(std::io::Error::other("no two free ports in 20000-31999"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_two_distinct_ports_outside_the_ephemeral_range() {
+        for _ in 0..200 {
+            let (http, tcp) = free_ports().unwrap();
+            assert_ne!(http, tcp);
+            assert!((20_000..32_000).contains(&http) && (20_000..32_000).contains(&tcp));
+            std::net::TcpListener::bind(("127.0.0.1", http)).unwrap();
+        }
+    }
 }
