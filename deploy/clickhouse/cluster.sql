@@ -4,17 +4,32 @@
 -- deduplication never cross shards).
 --
 -- The columns, the deduplication and the retention are those of schema.sql;
--- read that file's comments first. Requires ZooKeeper (or ClickHouse Keeper)
--- and, on every node, the macros {shard} and {replica} and a cluster named in
--- <remote_servers>; replace `trackhouse_cluster` below with its name.
--- Run this file on one node: ON CLUSTER creates the tables everywhere.
+-- read that file's comments first. Trackhouse applies this file itself at
+-- start when given `--clickhouse-cluster NAME` (with `trackhouse` renamed to
+-- its database and `trackhouse_cluster` to NAME); it can also be run by hand
+-- on one node: ON CLUSTER creates the tables everywhere.
+--
+-- Requires ZooKeeper (or ClickHouse Keeper) and, on every node: the macros
+-- {shard} and {replica}, an `interserver_http_port` (replicas fetch parts
+-- from each other through it), `<distributed_ddl>`, and the cluster in
+-- `<remote_servers>` with `<internal_replication>true</internal_replication>`
+-- in each shard (the Distributed table writes to one replica, which
+-- replicates; ON CLUSTER mutations run once per shard). deploy/README.md
+-- has an example.
 --
 -- Trackhouse writes to and reads from `telemetry` and `inner_columns` (the
--- Distributed tables), exactly as from the one-node tables of schema.sql.
--- Give the ingest workers' ClickHouse user `insert_distributed_sync = 1`
--- (users.xml profile): otherwise a Distributed INSERT is answered once it
--- is queued on the receiving node, before the shard has it, and the worker
--- would truncate its WAL too early.
+-- Distributed tables), exactly as from the one-node tables of schema.sql,
+-- with `insert_distributed_sync = 1` (an INSERT is answered once the shards
+-- have the rows, not once they are queued on the receiving node; the worker
+-- truncates its WAL after that answer) and `load_balancing = in_order`
+-- (reads go to the replica the INSERTs went to while it is up). Its
+-- retention mutates the `*_local` tables ON CLUSTER.
+--
+-- Differences from schema.sql: the replicas' ZooKeeper paths name the
+-- database and table, so that two databases never share a replication log;
+-- `keep_first` is DEFAULT, not MATERIALIZED, because 18.16's Distributed
+-- table sends the MATERIALIZED value it computed to the shard, which
+-- refuses it.
 
 CREATE DATABASE IF NOT EXISTS trackhouse ON CLUSTER trackhouse_cluster;
 
@@ -45,9 +60,9 @@ CREATE TABLE IF NOT EXISTS trackhouse.telemetry_local ON CLUSTER trackhouse_clus
     discrete_outputs Nested(name String, value UInt8),
     inputs           Nested(name String, value Float64),
     states           Nested(name String, value String),
-    keep_first       UInt64 MATERIALIZED toUInt64(9223372036854775807 - server_time)
+    keep_first       UInt64 DEFAULT toUInt64(9223372036854775807 - server_time)
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/trackhouse/telemetry', '{replica}', keep_first)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/trackhouse.telemetry_local', '{replica}', keep_first)
 PARTITION BY toYYYYMM(toDateTime(intDiv(msg_time, 1000)))
 ORDER BY (tracker_id, msg_time, content_hash)
 SETTINGS index_granularity = 8192;
@@ -62,7 +77,7 @@ CREATE TABLE IF NOT EXISTS trackhouse.inner_columns_local ON CLUSTER trackhouse_
     day        Int32,
     name       String
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/trackhouse/inner_columns', '{replica}')
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/trackhouse.inner_columns_local', '{replica}')
 ORDER BY (tracker_id, day, name);
 
 CREATE TABLE IF NOT EXISTS trackhouse.inner_columns ON CLUSTER trackhouse_cluster

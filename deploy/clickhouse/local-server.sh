@@ -8,7 +8,11 @@
 # Prints the HTTP URL once the server answers /ping; the server's pid is in
 # DIR/pid. Stop it with `kill "$(cat DIR/pid)"`. With WATCH_PID set, the
 # server is also stopped once that process has exited (a test run that
-# shares one server between its tests).
+# shares one server between its tests). With EXTRA_CONFIG set, that XML is
+# added inside the server's configuration (a cluster's <zookeeper>,
+# <remote_servers>, <macros> and <distributed_ddl>); with WAIT_FOR_ZOOKEEPER
+# set, the URL is printed only once the server has its ZooKeeper session
+# (18.16 can crash on an ON CLUSTER statement that comes before it).
 set -euo pipefail
 
 dir=$(realpath -m "${1:?usage: local-server.sh DIR [HTTP_PORT] [TCP_PORT]}")
@@ -63,6 +67,7 @@ cat > "$dir/config.xml" <<XML
     <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
     <max_session_timeout>3600</max_session_timeout>
     <default_session_timeout>60</default_session_timeout>
+${EXTRA_CONFIG:-}
 </yandex>
 XML
 
@@ -78,8 +83,11 @@ fi
 
 for _ in $(seq 1 100); do
     if curl -fsS "http://127.0.0.1:$http_port/ping" >/dev/null 2>&1; then
-        echo "http://127.0.0.1:$http_port"
-        exit 0
+        if [ -z "${WAIT_FOR_ZOOKEEPER:-}" ] || curl -fsS "http://127.0.0.1:$http_port/" \
+            --data-binary "SELECT count() FROM system.zookeeper WHERE path = '/'" >/dev/null 2>&1; then
+            echo "http://127.0.0.1:$http_port"
+            exit 0
+        fi
     fi
     if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
         echo "clickhouse-server exited; see $dir/log" >&2

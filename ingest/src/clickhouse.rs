@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::{Error, Result};
 
 mod local;
-pub use local::LocalServer;
+pub use local::{LocalCluster, LocalServer};
 
 /// One stored message: a row of `trackhouse.telemetry`. Texts and inner
 /// names borrow from the batch, so mapping a row allocates only its arrays.
@@ -315,17 +315,66 @@ where
 /// The DDL of one node (`deploy/clickhouse/schema.sql`), for `database`.
 const SCHEMA: &str = include_str!("../../deploy/clickhouse/schema.sql");
 
+/// The DDL of a cluster (`deploy/clickhouse/cluster.sql`).
+const CLUSTER_SCHEMA: &str = include_str!("../../deploy/clickhouse/cluster.sql");
+
 /// The statements of `deploy/clickhouse/schema.sql` with the database
 /// `trackhouse` renamed to `database` (a plain identifier: a letter or `_`,
 /// then letters, digits and `_`). Every one is
 /// `IF NOT EXISTS`, so applying them to a database that has the tables
 /// changes nothing.
 pub fn schema_statements(database: &str) -> Vec<String> {
-    statements(SCHEMA)
+    renamed(SCHEMA, database)
+}
+
+/// The statements of `deploy/clickhouse/cluster.sql` for `database` on
+/// `cluster` (both plain identifiers), `IF NOT EXISTS` and `ON CLUSTER`.
+/// The replicas' ZooKeeper paths name the database, so that two databases
+/// on one cluster never share a replication log.
+pub fn cluster_statements(database: &str, cluster: &str) -> Vec<String> {
+    renamed(
+        &CLUSTER_SCHEMA.replace("trackhouse_cluster", cluster),
+        database,
+    )
+}
+
+/// The statements `table` is created with: [`cluster_statements`] on a
+/// cluster, [`schema_statements`] otherwise.
+pub fn statements_for(table: &schemas::ClickHouseTable) -> Vec<String> {
+    match &table.cluster {
+        Some(cluster) => cluster_statements(&table.database, cluster),
+        None => schema_statements(&table.database),
+    }
+}
+
+/// Whether `name` is a plain identifier (a letter or `_`, then letters,
+/// digits and `_`), which SQL text can hold unquoted.
+pub fn is_plain_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The statements of `sql` with every word `trackhouse` (the database, in
+/// names, engine arguments and ZooKeeper paths) replaced by `database`.
+fn renamed(sql: &str, database: &str) -> Vec<String> {
+    const NAME: &str = "trackhouse";
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    statements(sql)
         .into_iter()
-        .map(|s| {
-            s.replace("trackhouse.", &format!("{database}."))
-                .replace("EXISTS trackhouse", &format!("EXISTS {database}"))
+        .map(|statement| {
+            let mut out = String::with_capacity(statement.len());
+            let mut rest = statement.as_str();
+            while let Some(at) = rest.find(NAME) {
+                let (before, after) = (&rest[..at], &rest[at + NAME.len()..]);
+                out.push_str(before);
+                let whole = !before.ends_with(word) && !after.starts_with(word);
+                out.push_str(if whole { database } else { NAME });
+                rest = after;
+            }
+            out.push_str(rest);
+            out
         })
         .collect()
 }
@@ -376,7 +425,28 @@ impl From<clickhouse::error::Error> for InsertError {
 
 #[cfg(test)]
 mod tests {
-    use super::runs;
+    use super::{cluster_statements, runs, schema_statements};
+
+    #[test]
+    fn the_ddl_names_the_configured_database_and_cluster_everywhere() {
+        let cluster = cluster_statements("fleet_2", "east").join(";\n");
+        for expected in [
+            "CREATE DATABASE IF NOT EXISTS fleet_2 ON CLUSTER east",
+            "CREATE TABLE IF NOT EXISTS fleet_2.telemetry_local ON CLUSTER east",
+            "'/clickhouse/tables/{shard}/fleet_2.telemetry_local'",
+            "'/clickhouse/tables/{shard}/fleet_2.inner_columns_local'",
+            "AS fleet_2.telemetry_local",
+            "Distributed(east, fleet_2, telemetry_local, intHash64(tracker_id))",
+            "Distributed(east, fleet_2, inner_columns_local, intHash64(tracker_id))",
+        ] {
+            assert!(cluster.contains(expected), "{expected} in\n{cluster}");
+        }
+        let one_node = schema_statements("fleet_2").join(";\n");
+        assert!(one_node.contains("CREATE TABLE IF NOT EXISTS fleet_2.telemetry"));
+        for ddl in [cluster, one_node] {
+            assert!(!ddl.contains("trackhouse"), "{ddl}");
+        }
+    }
 
     #[test]
     fn inserts_take_as_many_whole_batches_as_fit() {

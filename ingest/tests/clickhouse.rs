@@ -353,8 +353,10 @@ fn column_list(sql: &str, table: &str) -> String {
 
 #[test]
 fn the_cluster_tables_have_the_one_node_columns() {
-    // cluster.sql cannot run here (no ZooKeeper); its columns must not drift
-    // from schema.sql's, which the tests above check on a server.
+    // The test on a cluster below checks what is stored; the columns and
+    // their types must not drift from schema.sql's, which the tests above
+    // check against the message model. keep_first is computed the same way
+    // (DEFAULT on a cluster: see cluster.sql).
     let read =
         |file: &str| std::fs::read_to_string(repo().join("deploy/clickhouse").join(file)).unwrap();
     let one_node = column_list(&read("schema.sql"), "telemetry");
@@ -364,7 +366,10 @@ fn the_cluster_tables_have_the_one_node_columns() {
     );
     assert_eq!(
         column_list(&read("cluster.sql"), "telemetry_local"),
-        one_node
+        one_node.replace(
+            "keep_first UInt64 MATERIALIZED",
+            "keep_first UInt64 DEFAULT"
+        )
     );
     assert_eq!(
         column_list(&read("cluster.sql"), "inner_columns_local"),
@@ -407,6 +412,7 @@ fn engine_with(
                 database: database.to_owned(),
                 user: None,
                 password: None,
+                cluster: None,
             })
         }),
         ..ingest::IngestConfig::new(dir)
@@ -635,8 +641,11 @@ async fn flushes_to_clickhouse_wait_for_enough_rows_or_the_longest_delay() {
 }
 
 #[test]
-fn a_database_name_that_is_not_a_plain_identifier_is_refused_before_connecting() {
-    for name in ["", "1fleet", "fleet-1", "fleet`; DROP", "flé"] {
+fn a_database_or_cluster_name_that_is_not_a_plain_identifier_is_refused_before_connecting() {
+    let names = ["", "1fleet", "fleet-1", "fleet`; DROP", "flé"];
+    let databases = names.map(|name| (name, None));
+    let clusters = names.map(|name| ("fleet", Some(name)));
+    for (name, cluster) in databases.into_iter().chain(clusters) {
         let dir = tempfile::tempdir().unwrap();
         let config = ingest::IngestConfig {
             clickhouse: Some(ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
@@ -644,6 +653,7 @@ fn a_database_name_that_is_not_a_plain_identifier_is_refused_before_connecting()
                 database: name.into(),
                 user: None,
                 password: None,
+                cluster: cluster.map(str::to_owned),
             })),
             ..ingest::IngestConfig::new(dir.path())
         };
@@ -653,7 +663,156 @@ fn a_database_name_that_is_not_a_plain_identifier_is_refused_before_connecting()
         );
         assert!(
             matches!(refused, Err(ingest::Error::Config(_))),
-            "`{name}`: {refused:?}"
+            "`{name}` on {cluster:?}: {refused:?}"
         );
     }
+}
+
+/// `sql`'s answer from the server at `url`.
+async fn query_at(url: &str, sql: &str) -> String {
+    let answer = reqwest::Client::new()
+        .post(url)
+        .body(sql.to_owned())
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status();
+    let body = answer.text().await.unwrap();
+    assert!(status.is_success(), "{url}: {sql}\n→ {status}: {body}");
+    body
+}
+
+/// Polls `sql` on `url` (for up to 20 s) until it answers `expected`; the
+/// last answer.
+async fn wait_for(url: &str, sql: &str, expected: &str) -> String {
+    let mut answer = String::new();
+    for _ in 0..200 {
+        answer = query_at(url, sql).await;
+        if answer == expected {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_cluster_each_trackers_rows_live_on_one_shard_replicated_once_and_expire_there() {
+    // cluster.sql for real: ZooKeeper, two shards of two replicas.
+    let dir = tempfile::tempdir().unwrap();
+    let cluster =
+        ingest::clickhouse::LocalCluster::start(&dir.path().join("cluster"), 2, 2, None).unwrap();
+    let on_cluster = |c: ingest::IngestConfig| ingest::IngestConfig {
+        clickhouse: c.clickhouse.map(|mut ch| {
+            ch.table.cluster = Some(ingest::clickhouse::LocalCluster::NAME.to_owned());
+            ch
+        }),
+        ..c
+    };
+    let data = dir.path().join("data");
+    let ingest = engine_with(&data, cluster.url(), "fleet", on_cluster);
+    const DAY: i64 = 86_400_000;
+    let first = 19_875 * DAY; // 2024-06-01
+    let trackers = 1..=20_i64;
+    let messages: Vec<_> = trackers
+        .clone()
+        .flat_map(|t| (0..100).map(move |i| message(t, first + i * 3_600_000)))
+        .collect();
+    assert_eq!(ingest.write(messages).await.unwrap().accepted, 2_000);
+
+    // The worker cannot record its progress after the INSERT, as if it
+    // crashed; reopened, it replays the WAL into the cluster again.
+    let blocker = data.join("clickhouse/flushed_wal_segment.tmp");
+    std::fs::create_dir_all(&blocker).unwrap();
+    let ingest = std::sync::Arc::new(ingest);
+    let flush = |ingest: std::sync::Arc<ingest::Ingest>| async move {
+        tokio::task::spawn_blocking(move || ingest.flush())
+            .await
+            .unwrap()
+    };
+    assert!(
+        flush(ingest.clone()).await.is_err(),
+        "progress not recorded"
+    );
+    drop(ingest);
+    std::fs::remove_dir(&blocker).unwrap();
+    let ingest = std::sync::Arc::new(engine_with(&data, cluster.url(), "fleet", on_cluster));
+    flush(ingest.clone()).await.unwrap();
+
+    // Through the Distributed table, with the INSERT answered: every row,
+    // once after deduplication. (Replicated tables also fold an INSERT
+    // block identical to a recent one on arrival, as the replay's are here;
+    // reads must not count on it.)
+    let url = cluster.url();
+    let physical: u64 = query_at(url, "SELECT count() FROM fleet.telemetry FORMAT TSV")
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((2_000..=4_000).contains(&physical), "{physical}");
+    let deduplicated = "SELECT count() FROM (SELECT 1 FROM fleet.telemetry \
+         LIMIT 1 BY tracker_id, msg_time, content_hash) FORMAT TSV";
+    assert_eq!(query_at(url, deduplicated).await, "2000\n");
+
+    // Each shard holds whole trackers, both shards some; each shard's
+    // replicas hold the same rows.
+    let urls = cluster.urls();
+    let per_tracker = "SELECT tracker_id, count() FROM (SELECT tracker_id FROM fleet.telemetry_local \
+                       LIMIT 1 BY tracker_id, msg_time, content_hash) \
+                       GROUP BY tracker_id ORDER BY tracker_id FORMAT TSV";
+    let mut shards = Vec::new();
+    for replicas in urls.chunks(2) {
+        let held = query_at(replicas[0], per_tracker).await;
+        assert_eq!(
+            wait_for(replicas[1], per_tracker, &held).await,
+            held,
+            "replicated"
+        );
+        shards.push(held);
+    }
+    let mut held: Vec<(i64, u64)> = shards
+        .iter()
+        .flat_map(|shard| shard.lines())
+        .map(|line| {
+            let (tracker, rows) = line.split_once('\t').unwrap();
+            (tracker.parse().unwrap(), rows.parse().unwrap())
+        })
+        .collect();
+    assert!(shards.iter().all(|shard| !shard.is_empty()), "{shards:?}");
+    held.sort();
+    assert_eq!(
+        held,
+        trackers.clone().map(|t| (t, 100)).collect::<Vec<_>>(),
+        "every tracker on exactly one shard, with its 100 messages"
+    );
+
+    // Retention mutates every shard's local tables: trackers 1-10 keep
+    // from their third day, 11-20 everything.
+    ingest.set_retention(
+        trackers
+            .clone()
+            .map(|t| {
+                (
+                    t,
+                    if t <= 10 {
+                        first + 2 * DAY
+                    } else {
+                        first - DAY
+                    },
+                )
+            })
+            .collect(),
+    );
+    let expired = "SELECT count() FROM fleet.telemetry_local \
+                   WHERE tracker_id <= 10 AND msg_time < 1717372800000 FORMAT TSV";
+    let names = "SELECT count() FROM fleet.inner_columns_local \
+                 WHERE tracker_id <= 10 AND day < 19877 FORMAT TSV";
+    for url in &urls {
+        assert_eq!(wait_for(url, expired, "0\n").await, "0\n", "{url}: rows");
+        assert_eq!(wait_for(url, names, "0\n").await, "0\n", "{url}: names");
+    }
+    let kept = "SELECT count() FROM (SELECT 1 FROM fleet.telemetry \
+                LIMIT 1 BY tracker_id, msg_time, content_hash) FORMAT TSV";
+    // 10 trackers × 52 of their 100 hours past the cutoff, 10 × 100.
+    assert_eq!(query_at(url, kept).await, "1520\n");
 }

@@ -42,6 +42,9 @@ pub(crate) fn client(table: &ClickHouseTable) -> clickhouse::Client {
     if let Some(password) = &table.password {
         client = client.with_password(password);
     }
+    for (name, value) in table.settings() {
+        client = client.with_option(*name, *value);
+    }
     client
 }
 

@@ -108,7 +108,8 @@ pub struct TelemetrySnapshot {
     pub clickhouse: Option<Arc<ClickHouseTable>>,
 }
 
-/// A ClickHouse database holding the tables of `deploy/clickhouse/schema.sql`.
+/// A ClickHouse database holding the tables of `deploy/clickhouse/schema.sql`
+/// on one node, or of `deploy/clickhouse/cluster.sql` on a cluster.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClickHouseTable {
     /// The HTTP interface, e.g. `http://127.0.0.1:8123`.
@@ -119,6 +120,10 @@ pub struct ClickHouseTable {
     pub user: Option<String>,
     /// The user's password.
     pub password: Option<String>,
+    /// A cluster of the servers' `<remote_servers>`: the tables are then
+    /// Distributed tables over replicated `*_local` tables on every shard,
+    /// created and altered `ON CLUSTER`.
+    pub cluster: Option<String>,
 }
 
 impl ClickHouseTable {
@@ -131,6 +136,35 @@ impl ClickHouseTable {
     pub fn qualified(&self, table: &str) -> String {
         format!("`{}`.`{table}`", self.database.replace('`', ""))
     }
+
+    /// What a mutation of `table` (an `ALTER`) names: the table itself on
+    /// one node; on a cluster, the shards' local tables, `ON CLUSTER`
+    /// (Distributed tables take no mutations).
+    pub fn altered(&self, table: &str) -> String {
+        match &self.cluster {
+            None => self.qualified(table),
+            Some(cluster) => format!(
+                "{} ON CLUSTER `{}`",
+                self.qualified(&format!("{table}_local")),
+                cluster.replace('`', "")
+            ),
+        }
+    }
+
+    /// The settings every query to the database carries. On a cluster: an
+    /// INSERT into a Distributed table is answered once the shards have the
+    /// rows (not once they are queued on the receiving node), and queries go
+    /// to each shard's replicas in configured order, so that reads are
+    /// served by the replica the INSERTs went to while it is up.
+    pub fn settings(&self) -> &'static [(&'static str, &'static str)] {
+        match self.cluster {
+            None => &[],
+            Some(_) => &[
+                ("insert_distributed_sync", "1"),
+                ("load_balancing", "in_order"),
+            ],
+        }
+    }
 }
 
 impl Debug for ClickHouseTable {
@@ -140,6 +174,7 @@ impl Debug for ClickHouseTable {
             .field("database", &self.database)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("cluster", &self.cluster)
             .finish()
     }
 }

@@ -135,6 +135,12 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_CLICKHOUSE_PASSWORD", hide_env_values = true)]
     pub(crate) clickhouse_password: Option<String>,
 
+    /// A ClickHouse cluster (of the servers' `<remote_servers>`): the tables are
+    /// created `ON CLUSTER` as in `deploy/clickhouse/cluster.sql` (Distributed
+    /// over replicated `*_local` tables) instead of one node's.
+    #[arg(long, env = "TRACKHOUSE_CLICKHOUSE_CLUSTER")]
+    pub(crate) clickhouse_cluster: Option<String>,
+
     /// On ClickHouse, a flush waits for this many rows (each INSERT a part, and parts cost merges)...
     #[arg(
         long,
@@ -180,6 +186,7 @@ impl ServerArgs {
                     database: self.clickhouse_database.clone(),
                     user: self.clickhouse_user.clone(),
                     password: self.clickhouse_password.clone(),
+                    cluster: self.clickhouse_cluster.clone(),
                 })
             }),
             ..ingest::IngestConfig::new(&self.data_dir)

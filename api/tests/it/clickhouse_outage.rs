@@ -62,6 +62,7 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
                 database: "outage".into(),
                 user: None,
                 password: None,
+                cluster: None,
             })
         }),
         ..c

@@ -362,27 +362,40 @@ impl TestServer {
 /// The storage the tests run on: Parquet files, or with
 /// `TRACKHOUSE_TEST_STORAGE=clickhouse` (the README's test command runs the
 /// suite both ways) a fresh database of a ClickHouse server this test
-/// process starts once (`ingest::clickhouse::LocalServer`), stopped when the
-/// process ends.
+/// process starts once (`ingest::clickhouse::LocalServer`), or with
+/// `TRACKHOUSE_TEST_STORAGE=clickhouse-cluster` of a cluster of two shards
+/// of two replicas (`ingest::clickhouse::LocalCluster`, the tables of
+/// `deploy/clickhouse/cluster.sql`); stopped when the process ends.
 pub(crate) fn test_clickhouse() -> Option<ingest::ClickHouseConfig> {
+    use ingest::clickhouse::{LocalCluster, LocalServer};
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU32, Ordering};
-    static SERVER: OnceLock<(ingest::clickhouse::LocalServer, TempDir)> = OnceLock::new();
+    static SERVER: OnceLock<(LocalServer, TempDir)> = OnceLock::new();
+    static CLUSTER: OnceLock<(LocalCluster, TempDir)> = OnceLock::new();
     static DATABASES: AtomicU32 = AtomicU32::new(0);
-    match std::env::var("TRACKHOUSE_TEST_STORAGE").as_deref() {
-        Ok("clickhouse") => {}
+    let watch = Some(std::process::id());
+    let (url, cluster) = match std::env::var("TRACKHOUSE_TEST_STORAGE").as_deref() {
         Ok("parquet") | Err(_) => return None,
-        Ok(other) => panic!("TRACKHOUSE_TEST_STORAGE is `parquet` or `clickhouse`, not `{other}`"),
-    }
-    let (server, _) = SERVER.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let server =
-            ingest::clickhouse::LocalServer::start_watching(dir.path(), Some(std::process::id()))
-                .unwrap();
-        (server, dir)
-    });
+        Ok("clickhouse") => {
+            let (server, _) = SERVER.get_or_init(|| {
+                let dir = tempfile::tempdir().unwrap();
+                (LocalServer::start_watching(dir.path(), watch).unwrap(), dir)
+            });
+            (server.url(), None)
+        }
+        Ok("clickhouse-cluster") => {
+            let (cluster, _) = CLUSTER.get_or_init(|| {
+                let dir = tempfile::tempdir().unwrap();
+                (LocalCluster::start(dir.path(), 2, 2, watch).unwrap(), dir)
+            });
+            (cluster.url(), Some(LocalCluster::NAME.to_owned()))
+        }
+        Ok(other) => panic!(
+            "TRACKHOUSE_TEST_STORAGE is `parquet`, `clickhouse` or `clickhouse-cluster`, not `{other}`"
+        ),
+    };
     Some(ingest::ClickHouseConfig::new(schemas::ClickHouseTable {
-        url: server.url().to_owned(),
+        url: url.to_owned(),
         database: format!(
             "it_{}_{}",
             std::process::id(),
@@ -390,5 +403,6 @@ pub(crate) fn test_clickhouse() -> Option<ingest::ClickHouseConfig> {
         ),
         user: None,
         password: None,
+        cluster,
     }))
 }

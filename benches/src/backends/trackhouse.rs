@@ -77,6 +77,7 @@ impl Trackhouse {
                         database: database.clone(),
                         user: None,
                         password: None,
+                        cluster: None,
                     }))
                 }
             },

@@ -21,7 +21,7 @@ use schemas::{ClickHouseTable, FileEntry};
 use serde::{Deserialize, Serialize};
 
 use crate::batch::day_of;
-use crate::clickhouse::{Backoff, insert, schema_statements};
+use crate::clickhouse::{Backoff, insert, is_plain_identifier, statements_for};
 use crate::sink::{Rewrite, Sink};
 use crate::{Error, Result};
 
@@ -116,20 +116,16 @@ impl ClickHouseSink {
     /// does not fit does.
     pub(crate) fn open(config: ClickHouseConfig, state_dir: PathBuf) -> Result<Self> {
         let table = config.table.clone();
-        let plain = table
-            .database
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && table
-                .database
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !plain {
-            return Err(Error::Config(format!(
-                "the ClickHouse database name `{}` must be a letter or `_`, then letters, digits and `_`",
-                table.database
-            )));
+        let names = [
+            ("database", Some(&table.database)),
+            ("cluster", table.cluster.as_ref()),
+        ];
+        for (what, name) in names {
+            if let Some(name) = name.filter(|name| !is_plain_identifier(name)) {
+                return Err(Error::Config(format!(
+                    "the ClickHouse {what} name `{name}` must be a letter or `_`, then letters, digits and `_`"
+                )));
+            }
         }
         let client = client(&table);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -171,7 +167,8 @@ impl ClickHouseSink {
         Ok(sink)
     }
 
-    /// Applies `schema.sql` (every statement is `IF NOT EXISTS`) and reads
+    /// Applies `schema.sql`, or `cluster.sql` on a cluster (every statement
+    /// is `IF NOT EXISTS`), and reads
     /// no row of each table with all the columns Trackhouse uses, which
     /// fails naming the column when an older table lacks one.
     fn migrate(&self) -> Result<()> {
@@ -180,7 +177,7 @@ impl ClickHouseSink {
         }
         // The database may not exist yet: name it in the statements only.
         let client = server_client(&self.table);
-        let statements = schema_statements(&self.table.database);
+        let statements = statements_for(&self.table);
         let telemetry = self.table.qualified(ClickHouseTable::TELEMETRY);
         let inner = self.table.qualified(ClickHouseTable::INNER_COLUMNS);
         let mut names: Vec<String> = columns::schema_with(&[])
@@ -327,6 +324,9 @@ fn client(table: &ClickHouseTable) -> clickhouse::Client {
 /// A client of `table`'s server, without a database.
 fn server_client(table: &ClickHouseTable) -> clickhouse::Client {
     let mut client = clickhouse::Client::default().with_url(&table.url);
+    for (name, value) in table.settings() {
+        client = client.with_option(*name, *value);
+    }
     if let Some(user) = &table.user {
         client = client.with_user(user);
     }
@@ -406,8 +406,7 @@ impl Sink for ClickHouseSink {
     }
 
     fn delete_expired(&self, cutoffs: &BTreeMap<i64, i64>) -> Result<Option<u64>> {
-        let telemetry = self.table.qualified(ClickHouseTable::TELEMETRY);
-        let inner = self.table.qualified(ClickHouseTable::INNER_COLUMNS);
+        let table = self.table.clone();
         let cutoffs: Vec<(i64, i64)> = cutoffs.iter().map(|(t, c)| (*t, *c)).collect();
         let client = self.client.clone();
         let expired = self.block_on(async move {
@@ -430,8 +429,8 @@ impl Sink for ClickHouseSink {
                     })
                     .collect::<Vec<_>>()
                     .join(" OR ");
-                expired += delete_where(&client, &telemetry, &rows).await?;
-                delete_where(&client, &inner, &days).await?;
+                expired += delete_where(&client, &table, ClickHouseTable::TELEMETRY, &rows).await?;
+                delete_where(&client, &table, ClickHouseTable::INNER_COLUMNS, &days).await?;
             }
             Ok::<_, Error>(expired)
         })?;
@@ -443,18 +442,25 @@ impl Sink for ClickHouseSink {
     }
 }
 
-/// Deletes the rows of `table` matching `condition` with a mutation, if it
-/// matches any (a mutation rewrites parts, even when it deletes nothing);
-/// returns how many it matched.
-async fn delete_where(client: &clickhouse::Client, table: &str, condition: &str) -> Result<u64> {
+/// Deletes the rows of `database`'s `table` matching `condition` with a
+/// mutation (of every shard's local table on a cluster), if it matches any
+/// (a mutation rewrites parts, even when it deletes nothing); returns how
+/// many it matched.
+async fn delete_where(
+    client: &clickhouse::Client,
+    database: &ClickHouseTable,
+    table: &str,
+    condition: &str,
+) -> Result<u64> {
+    let (read, altered) = (database.qualified(table), database.altered(table));
     let count: u64 = client
-        .query(&format!("SELECT count() FROM {table} WHERE {condition}"))
+        .query(&format!("SELECT count() FROM {read} WHERE {condition}"))
         .fetch_one()
         .await
         .map_err(Error::clickhouse("counting expired rows"))?;
     if count > 0 {
         client
-            .query(&format!("ALTER TABLE {table} DELETE WHERE {condition}"))
+            .query(&format!("ALTER TABLE {altered} DELETE WHERE {condition}"))
             .execute()
             .await
             .map_err(Error::clickhouse("deleting expired rows"))?;

@@ -226,6 +226,7 @@ fn scans_push_tracker_times_and_columns_down_and_the_end_of_server_time() {
         database: "fleet".into(),
         user: None,
         password: None,
+        cluster: None,
     };
     let request = ScanRequest {
         tracker: 9,
