@@ -1,6 +1,7 @@
 //! Acknowledged messages survive `kill -9`: a killed server, restarted on the
 //! same data directory, still has every message it answered for, exactly
-//! once, on Parquet and on ClickHouse (`--storage clickhouse`).
+//! once, on Parquet, on ClickHouse (`--storage clickhouse`) and on a
+//! ClickHouse cluster (`--clickhouse-cluster`).
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -38,23 +39,52 @@ async fn acknowledged_messages_survive_kill_9() {
 async fn acknowledged_messages_survive_kill_9_on_clickhouse() {
     let dir = TempDir::new().unwrap();
     let clickhouse = ingest::clickhouse::LocalServer::start(dir.path()).unwrap();
-    let url = clickhouse.url().to_owned();
+    survive_kill_9_on_clickhouse(clickhouse.url(), &[]).await;
+}
+
+#[tokio::test]
+async fn acknowledged_messages_survive_kill_9_on_a_clickhouse_cluster() {
+    let dir = TempDir::new().unwrap();
+    let cluster = ingest::clickhouse::LocalCluster::start(dir.path(), 2, 1, None).unwrap();
+    let name = ingest::clickhouse::LocalCluster::NAME;
+    survive_kill_9_on_clickhouse(cluster.url(), &["--clickhouse-cluster", name]).await;
+    for url in cluster.urls() {
+        let engines = reqwest::Client::new()
+            .post(url)
+            .body("SELECT name, engine FROM system.tables WHERE database = 'kill9' ORDER BY name FORMAT TSV")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(
+            engines,
+            "inner_columns\tDistributed\ninner_columns_local\tReplicatedReplacingMergeTree\n\
+             telemetry\tDistributed\ntelemetry_local\tReplicatedReplacingMergeTree\n",
+            "{url}: the binary created cluster.sql's tables on every node"
+        );
+    }
+}
+
+async fn survive_kill_9_on_clickhouse(url: &str, flags: &[&str]) {
     // Flushing every 50 ms once 500 rows wait: the first half reaches ClickHouse before the kill, the rest only the WAL.
-    survive_kill_9(&[
+    let mut all = vec![
         "--storage",
         "clickhouse",
         "--clickhouse-url",
-        &url,
+        url,
         "--clickhouse-database",
         "kill9",
         "--flush-interval-ms",
         "50",
         "--clickhouse-min-insert-rows",
         "500",
-    ])
-    .await;
+    ];
+    all.extend_from_slice(flags);
+    survive_kill_9(&all).await;
     let stored = reqwest::Client::new()
-        .post(&url)
+        .post(url)
         .body("SELECT uniqExact(msg_time) FROM kill9.telemetry")
         .send()
         .await
