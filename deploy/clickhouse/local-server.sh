@@ -12,7 +12,8 @@
 # added inside the server's configuration (a cluster's <zookeeper>,
 # <remote_servers>, <macros> and <distributed_ddl>); with WAIT_FOR_ZOOKEEPER
 # set, the URL is printed only once the server has its ZooKeeper session
-# (18.16 can crash on an ON CLUSTER statement that comes before it).
+# (18.16 can crash on an ON CLUSTER statement that comes before it). With
+# LOG_QUERIES set, every query is logged in system.query_log.
 set -euo pipefail
 
 dir=$(realpath -m "${1:?usage: local-server.sh DIR [HTTP_PORT] [TCP_PORT]}")
@@ -23,7 +24,7 @@ mkdir -p "$dir/data" "$dir/tmp" "$dir/user_files" "$dir/format_schemas" "$dir/lo
 cat > "$dir/users.xml" <<XML
 <?xml version="1.0"?>
 <yandex>
-    <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
+    <profiles><default><max_memory_usage>4000000000</max_memory_usage>${LOG_QUERIES:+<log_queries>1</log_queries>}</default></profiles>
     <users>
         <default>
             <password></password>
@@ -48,6 +49,11 @@ cat > "$dir/config.xml" <<XML
         <size>100M</size>
         <count>2</count>
     </logger>
+    <query_log>
+        <database>system</database>
+        <table>query_log</table>
+        <flush_interval_milliseconds>1000</flush_interval_milliseconds>
+    </query_log>
     <http_port>$http_port</http_port>
     <tcp_port>$tcp_port</tcp_port>
     <listen_host>127.0.0.1</listen_host>

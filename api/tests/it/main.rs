@@ -6,6 +6,7 @@
 
 mod access;
 mod api_keys;
+mod clickhouse_current;
 mod clickhouse_outage;
 mod conventions;
 mod intake;

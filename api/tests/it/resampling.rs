@@ -11,7 +11,7 @@ use crate::TestServer;
 use crate::raw_data_snapshots::support::{ingest, zoned_account};
 
 /// One call with `Authorization: NVX <key>`: status and body.
-async fn resample(
+pub(crate) async fn resample(
     srv: &TestServer,
     key: &str,
     tracker: i64,
@@ -58,7 +58,7 @@ fn error(status: u16, body: &str) -> (u16, i64, String) {
     )
 }
 
-fn props(entries: &[(&str, &str, Option<i64>, Option<f64>)]) -> Value {
+pub(crate) fn props(entries: &[(&str, &str, Option<i64>, Option<f64>)]) -> Value {
     let entries: Vec<Value> = entries
         .iter()
         .map(|(data_type, method, delta, fixed)| {
@@ -114,7 +114,7 @@ fn reading_lines(device: &str) -> Vec<Value> {
 
 /// A UTC account with an API key, a tracker with the fuel sensor "Tank"
 /// (calibration 0:0,4095:400 on `lls_level_1`) and [`READINGS`]: (key, tracker).
-async fn account_with_readings(srv: &TestServer) -> (String, i64) {
+pub(crate) async fn account_with_readings(srv: &TestServer) -> (String, i64) {
     let (key, tracker) = zoned_account(srv, "resample@example.com", "UTC").await;
     srv.store
         .create_fuel_sensor(
@@ -130,7 +130,7 @@ async fn account_with_readings(srv: &TestServer) -> (String, i64) {
     (key, tracker)
 }
 
-const TEN_MINUTES: &str = "2024-06-01T00:00:00Z/2024-06-01T00:10:00Z";
+pub(crate) const TEN_MINUTES: &str = "2024-06-01T00:00:00Z/2024-06-01T00:10:00Z";
 
 #[tokio::test]
 async fn every_data_type_on_a_two_minute_grid_matches_the_hand_computed_values() {

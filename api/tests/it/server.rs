@@ -90,7 +90,7 @@ impl Drop for TestServer {
     }
 }
 
-fn generous_limits() -> RateLimitConfig {
+pub(crate) fn generous_limits() -> RateLimitConfig {
     let many = Rate::per_second(std::num::NonZeroU32::new(100_000).unwrap());
     RateLimitConfig {
         user_session: many,

@@ -19,6 +19,8 @@ pub struct LocalServer {
     ports: Ports,
     /// XML added to the server's configuration (a cluster member's).
     extra_config: String,
+    /// Whether every query is logged in `system.query_log`.
+    log_queries: bool,
     watch: Option<u32>,
     url: String,
     pid: Option<u32>,
@@ -47,6 +49,15 @@ impl LocalServer {
     /// another test's server), so a start that fails is tried again on other
     /// ports, five times in all.
     pub fn start_watching(dir: &Path, watch: Option<u32>) -> std::io::Result<Self> {
+        Self::start_with(dir, watch, false)
+    }
+
+    /// [`Self::start`], logging every query in `system.query_log`.
+    pub fn start_logging_queries(dir: &Path) -> std::io::Result<Self> {
+        Self::start_with(dir, None, true)
+    }
+
+    fn start_with(dir: &Path, watch: Option<u32>, log_queries: bool) -> std::io::Result<Self> {
         let mut errors = Vec::new();
         for attempt in 0..START_ATTEMPTS {
             let [http, tcp] = free_ports(2)?[..] else {
@@ -62,6 +73,7 @@ impl LocalServer {
                 String::new(),
                 watch,
             );
+            server.log_queries = log_queries;
             match server.launch() {
                 Ok(()) => return Ok(server),
                 Err(error) => {
@@ -78,6 +90,7 @@ impl LocalServer {
             dir,
             ports,
             extra_config,
+            log_queries: false,
             watch,
             url: String::new(),
             pid: None,
@@ -98,6 +111,9 @@ impl LocalServer {
             .arg(self.ports.tcp.to_string());
         if let Some(pid) = self.watch {
             command.env("WATCH_PID", pid.to_string());
+        }
+        if self.log_queries {
+            command.env("LOG_QUERIES", "1");
         }
         if !self.extra_config.is_empty() {
             command
