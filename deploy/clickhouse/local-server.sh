@@ -15,6 +15,7 @@
 # (18.16 can crash on an ON CLUSTER statement that comes before it). With
 # LOG_QUERIES set, every query is logged in system.query_log.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/watch-pid.sh"
 
 dir=$(realpath -m "${1:?usage: local-server.sh DIR [HTTP_PORT] [TCP_PORT]}")
 http_port=${2:-8123}
@@ -79,13 +80,7 @@ XML
 
 clickhouse-server --config-file="$dir/config.xml" >"$dir/log/stdout.log" 2>&1 &
 echo $! >"$dir/pid"
-if [ -n "${WATCH_PID:-}" ]; then
-    server=$(cat "$dir/pid")
-    (
-        while kill -0 "$WATCH_PID" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
-        kill "$server" 2>/dev/null || true
-    ) </dev/null >/dev/null 2>&1 &
-fi
+stop_with_watched "$(cat "$dir/pid")"
 
 for _ in $(seq 1 100); do
     if curl -fsS "http://127.0.0.1:$http_port/ping" >/dev/null 2>&1; then

@@ -10,6 +10,7 @@
 # DIR/pid. With WATCH_PID set, it is also stopped once that process has
 # exited.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/watch-pid.sh"
 
 dir=$(realpath -m "${1:?usage: local-zookeeper.sh DIR PORT}")
 port=${2:?usage: local-zookeeper.sh DIR PORT}
@@ -41,13 +42,7 @@ java -Xmx256m -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$jar" \
     org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
     >"$dir/stdout.log" 2>&1 </dev/null &
 echo $! >"$dir/pid"
-if [ -n "${WATCH_PID:-}" ]; then
-    server=$(cat "$dir/pid")
-    (
-        while kill -0 "$WATCH_PID" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
-        kill "$server" 2>/dev/null || true
-    ) </dev/null >/dev/null 2>&1 &
-fi
+stop_with_watched "$(cat "$dir/pid")"
 
 # `srvr` answers "Mode: standalone" once the server serves sessions (`ruok`
 # answers before that).

@@ -43,16 +43,7 @@ impl ClickHouse {
     }
 
     async fn query(&self, sql: &str) -> String {
-        let answer = reqwest::Client::new()
-            .post(&self.url)
-            .body(sql.to_owned())
-            .send()
-            .await
-            .unwrap();
-        let status = answer.status();
-        let body = answer.text().await.unwrap();
-        assert!(status.is_success(), "{sql}\n→ {status}: {body}");
-        body
+        query_at(&self.url, sql).await
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::TestServer;
-use crate::raw_data::csv;
+use crate::raw_data::{csv, export};
 use crate::raw_data_snapshots::support::ingest;
 use crate::resampling::{TEN_MINUTES, account_with_readings, props, resample};
 
@@ -79,16 +79,14 @@ async fn every_statement_trackhouse_sends_answers_the_same_on_a_current_release(
         let (status, body) = csv(&srv, params.clone()).await;
         assert_eq!(status, 200, "{params}: {body}");
         assert!(body.lines().count() > 1, "{params}: {body}");
-        for accept in ["application/vnd.apache.parquet", "application/x-ndjson"] {
-            let response = srv
-                .client()
-                .post(srv.url("/dwh/v1/tracker/raw_data/read"))
-                .header("accept", accept)
-                .json(&params)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status().as_u16(), 200, "{accept}");
+        let ndjson = export(&srv, params.clone(), "application/x-ndjson").await;
+        params["format"] = json!("parquet");
+        let parquet = export(&srv, params, "*/*").await;
+        for ((status, content_type, _), expected) in [
+            (ndjson, "application/x-ndjson"),
+            (parquet, "application/vnd.apache.parquet"),
+        ] {
+            assert_eq!((status, content_type.as_str()), (200, expected));
         }
     }
     let inputs = srv

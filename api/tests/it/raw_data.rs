@@ -226,7 +226,11 @@ async fn get_inputs_lists_the_trackers_own_names_from_the_catalog() {
     );
 }
 
-async fn export(srv: &TestServer, params: Value, accept: &str) -> (u16, String, Vec<u8>) {
+pub(crate) async fn export(
+    srv: &TestServer,
+    params: Value,
+    accept: &str,
+) -> (u16, String, Vec<u8>) {
     let response = srv
         .client()
         .post(srv.url("/dwh/v1/tracker/raw_data/read"))

@@ -49,15 +49,11 @@ async fn acknowledged_messages_survive_kill_9_on_a_clickhouse_cluster() {
     let name = ingest::clickhouse::LocalCluster::NAME;
     survive_kill_9_on_clickhouse(cluster.url(), &["--clickhouse-cluster", name]).await;
     for url in cluster.urls() {
-        let engines = reqwest::Client::new()
-            .post(url)
-            .body("SELECT name, engine FROM system.tables WHERE database = 'kill9' ORDER BY name FORMAT TSV")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let engines = clickhouse_query(
+            url,
+            "SELECT name, engine FROM system.tables WHERE database = 'kill9' ORDER BY name FORMAT TSV",
+        )
+        .await;
         assert_eq!(
             engines,
             "inner_columns\tDistributed\ninner_columns_local\tReplicatedReplacingMergeTree\n\
@@ -65,6 +61,18 @@ async fn acknowledged_messages_survive_kill_9_on_a_clickhouse_cluster() {
             "{url}: the binary created cluster.sql's tables on every node"
         );
     }
+}
+
+/// The answer of ClickHouse's HTTP interface at `url` to `sql`.
+async fn clickhouse_query(url: &str, sql: &str) -> String {
+    let response = reqwest::Client::new()
+        .post(url)
+        .body(sql.to_owned())
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{sql}");
+    response.text().await.unwrap()
 }
 
 async fn survive_kill_9_on_clickhouse(url: &str, flags: &[&str]) {
@@ -83,15 +91,7 @@ async fn survive_kill_9_on_clickhouse(url: &str, flags: &[&str]) {
     ];
     all.extend_from_slice(flags);
     survive_kill_9(&all).await;
-    let stored = reqwest::Client::new()
-        .post(url)
-        .body("SELECT uniqExact(msg_time) FROM kill9.telemetry")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let stored = clickhouse_query(url, "SELECT uniqExact(msg_time) FROM kill9.telemetry").await;
     let stored: u64 = stored.trim().parse().unwrap();
     assert!(
         (1000..=2000).contains(&stored),
