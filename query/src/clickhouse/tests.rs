@@ -356,3 +356,237 @@ fn scans_ask_an_hour_first_then_doubling_up_to_a_day() {
         "no gap, no overlap"
     );
 }
+
+/// A scan of several inner columns per kind: tracker, time, one discrete
+/// input (picked in SQL), the hash; then the arrays of the discrete
+/// outputs, inputs and states ([`wire_layout`]).
+fn pivot_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new(columns::TRACKER_ID, DataType::Int64, false),
+        Field::new(
+            columns::MESSAGE_TIME,
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+            false,
+        ),
+        Field::new("inputs.a", DataType::Float64, true),
+        Field::new("states.x", DataType::Utf8, true),
+        Field::new("discrete_inputs.1", DataType::UInt8, true),
+        Field::new("discrete_outputs.3", DataType::UInt8, true),
+        Field::new("inputs.b", DataType::Float64, true),
+        Field::new("states.y", DataType::Utf8, true),
+        Field::new("discrete_outputs.4", DataType::UInt8, true),
+        Field::new(columns::CONTENT_HASH, DataType::UInt64, false),
+    ]))
+}
+
+/// A row's arrays: (name, value bytes) per kind.
+struct Nested {
+    discrete_input: Option<u8>,
+    outputs: Vec<(&'static str, u8)>,
+    inputs: Vec<(&'static str, f64)>,
+    states: Vec<(&'static str, &'static str)>,
+}
+
+fn leb128(mut n: u64, out: &mut Vec<u8>) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn text_bytes(value: &str, out: &mut Vec<u8>) {
+    leb128(value.len() as u64, out);
+    out.extend(value.as_bytes());
+}
+
+fn encode_nested(rows: &[Nested]) -> Vec<u8> {
+    fn names<T>(pairs: &[(&str, T)], out: &mut Vec<u8>) {
+        leb128(pairs.len() as u64, out);
+        for (name, _) in pairs {
+            text_bytes(name, out);
+        }
+        leb128(pairs.len() as u64, out);
+    }
+    let mut out = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        out.extend(7_i64.to_le_bytes());
+        out.extend((1_000 * i as i64).to_le_bytes());
+        match row.discrete_input {
+            None => out.push(1),
+            Some(v) => out.extend([0, v]),
+        }
+        out.extend((i as u64).to_le_bytes());
+        names(&row.outputs, &mut out);
+        out.extend(row.outputs.iter().map(|(_, v)| *v));
+        names(&row.inputs, &mut out);
+        for (_, v) in &row.inputs {
+            out.extend(v.to_le_bytes());
+        }
+        names(&row.states, &mut out);
+        for (_, v) in &row.states {
+            text_bytes(v, &mut out);
+        }
+    }
+    out
+}
+
+fn nested_rows() -> Vec<Nested> {
+    vec![
+        Nested {
+            discrete_input: Some(1),
+            outputs: vec![],
+            inputs: vec![("b", 2.5), ("a", 1.0), ("zz", 9.0)],
+            states: vec![("x", "\"on\"")],
+        },
+        // The same names in the same order: settled by comparison.
+        Nested {
+            discrete_input: None,
+            outputs: vec![],
+            inputs: vec![("b", 3.0), ("a", 4.0), ("zz", 0.0)],
+            states: vec![("x", "\"off\"")],
+        },
+        // Other names, a repeated one (the first wins, as indexOf).
+        Nested {
+            discrete_input: Some(0),
+            outputs: vec![("4", 1), ("3", 0)],
+            inputs: vec![("a", 5.0), ("a", 6.0)],
+            states: vec![("y", "1"), ("x", ""), ("long", "")],
+        },
+        Nested {
+            discrete_input: None,
+            outputs: vec![],
+            inputs: vec![],
+            states: vec![("y", &*"é".repeat(100).leak())],
+        },
+    ]
+}
+
+fn decode_nested(bytes: &[u8], chunk: usize, batch: usize) -> Result<Vec<RecordBatch>> {
+    let mut decoder = Decoder::new(pivot_schema(), batch)?;
+    let mut out = Vec::new();
+    for piece in bytes.chunks(chunk) {
+        decoder.push(Bytes::copy_from_slice(piece));
+        while let Some(batch) = decoder.ready(false) {
+            out.push(batch?);
+        }
+    }
+    while let Some(batch) = decoder.ready(true) {
+        out.push(batch?);
+    }
+    Ok(out)
+}
+
+#[test]
+fn several_inner_columns_of_a_kind_come_as_its_arrays_split_into_columns() {
+    assert_eq!(
+        wire_layout(&pivot_schema()).unwrap(),
+        vec![
+            Wire::Column(0),
+            Wire::Column(1),
+            Wire::Column(4),
+            Wire::Column(9),
+            Wire::Arrays {
+                kind: InnerKind::DiscreteOutputs,
+                columns: vec![("3".into(), 5), ("4".into(), 8)],
+            },
+            Wire::Arrays {
+                kind: InnerKind::Inputs,
+                columns: vec![("a".into(), 2), ("b".into(), 6)],
+            },
+            Wire::Arrays {
+                kind: InnerKind::States,
+                columns: vec![("x".into(), 3), ("y".into(), 7)],
+            },
+        ]
+    );
+    let table = ClickHouseTable {
+        url: "http://127.0.0.1:8123".into(),
+        database: "fleet".into(),
+        user: None,
+        password: None,
+        cluster: None,
+    };
+    let request = ScanRequest {
+        tracker: 7,
+        message: (0, 1),
+        server: None,
+        columns: Vec::new(),
+        batch_size: 8192,
+        with_server_time: false,
+        string_views: false,
+    };
+    let (sql, binds) = scan_sql(&table, &pivot_schema(), &request).unwrap();
+    assert_eq!(
+        sql,
+        "SELECT tracker_id AS `tracker_id`, msg_time AS `msg_time`, \
+         if(has(discrete_inputs.name, ?), discrete_inputs.value[indexOf(discrete_inputs.name, ?)], NULL) AS `discrete_inputs.1`, \
+         content_hash AS `_content_hash`, discrete_outputs.name, discrete_outputs.value, \
+         inputs.name, inputs.value, states.name, states.value FROM `fleet`.`telemetry` \
+         WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?"
+    );
+    assert_eq!(binds.len(), 5);
+
+    let bytes = encode_nested(&nested_rows());
+    for chunk in 1..=bytes.len() {
+        for batch in [1, 3, 8192] {
+            let batches = decode_nested(&bytes, chunk, batch).unwrap();
+            let all = concat_batches(&pivot_schema(), &batches).unwrap();
+            let floats = |i: usize| {
+                all.column(i)
+                    .as_primitive::<datafusion::arrow::datatypes::Float64Type>()
+                    .clone()
+            };
+            let texts = |i: usize| all.column(i).as_string::<i32>().clone();
+            let flags = |i: usize| {
+                all.column(i)
+                    .as_primitive::<datafusion::arrow::datatypes::UInt8Type>()
+                    .clone()
+            };
+            assert_eq!(
+                floats(2),
+                Float64Array::from(vec![Some(1.0), Some(4.0), Some(5.0), None])
+            );
+            assert_eq!(
+                floats(6),
+                Float64Array::from(vec![Some(2.5), Some(3.0), None, None])
+            );
+            assert_eq!(
+                texts(3),
+                StringArray::from(vec![Some("\"on\""), Some("\"off\""), Some(""), None])
+            );
+            assert_eq!(
+                texts(7),
+                StringArray::from(vec![
+                    None,
+                    None,
+                    Some("1".to_owned()),
+                    Some("é".repeat(100))
+                ])
+            );
+            assert_eq!(
+                flags(4),
+                UInt8Array::from(vec![Some(1), None, Some(0), None])
+            );
+            assert_eq!(flags(5), UInt8Array::from(vec![None, None, Some(0), None]));
+            assert_eq!(flags(8), UInt8Array::from(vec![None, None, Some(1), None]));
+            assert_eq!(
+                all.column(9).as_primitive::<UInt64Type>(),
+                &UInt64Array::from(vec![0, 1, 2, 3]),
+                "chunk {chunk}, batch {batch}"
+            );
+        }
+    }
+    for cut in 1..bytes.len() {
+        let complete = (0..=4).any(|n| encode_nested(&nested_rows()[..n]).len() == cut);
+        assert_eq!(
+            decode_nested(&bytes[..cut], 5, 8192).is_ok(),
+            complete,
+            "cut at {cut}"
+        );
+    }
+}
