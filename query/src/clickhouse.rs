@@ -6,16 +6,14 @@
 //! the bytes arrive; each piece is then sorted by message time and
 //! deduplicated here (the earliest arrival
 //! of each message kept, as ClickHouse's merges keep it), and the
-//! server-time filter applied. A single inner column of a kind
-//! (`inputs.lls_level_1`, as resampling reads) is picked out of its kind's
-//! `Nested` arrays in the query, so only its values travel; several (an
-//! export's `inputs.*`) come as the kind's whole arrays, split here in one
-//! pass over each row's names ([`wire_layout`]).
+//! server-time filter applied. An inner column
+//! (`inputs.lls_level_1`) is picked out of its kind's `Nested` arrays in
+//! the query, so only the requested values travel.
 //!
 //! The names of a tracker's inner columns come from the small
 //! `inner_columns` table (tracker, day, name), not from the messages.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -61,31 +59,31 @@ fn scan_sql(
 ) -> Result<(String, Vec<Bind>)> {
     let mut binds = Vec::new();
     let mut select = Vec::new();
-    for wire in wire_layout(schema)? {
-        match wire {
-            Wire::Column(index) => {
-                let name = schema.field(index).name().as_str();
-                let expression = match name {
-                    columns::CONTENT_HASH => "content_hash".to_owned(),
-                    _ => match InnerKind::split(name) {
-                        Some((kind, inner)) => {
-                            binds.push(Bind::Text(inner.to_owned()));
-                            binds.push(Bind::Text(inner.to_owned()));
-                            let prefix = kind.prefix();
-                            format!(
-                                "if(has({prefix}.name, ?), {prefix}.value[indexOf({prefix}.name, ?)], NULL)"
-                            )
-                        }
-                        None => name.to_owned(),
-                    },
-                };
-                select.push(format!("{expression} AS `{name}`"));
+    for field in schema.fields() {
+        let name = field.name().as_str();
+        let expression = match name {
+            columns::TRACKER_ID | columns::MESSAGE_TIME | columns::SERVER_TIME | columns::FLAGS => {
+                name.to_owned()
             }
-            Wire::Arrays { kind, .. } => {
-                let prefix = kind.prefix();
-                select.push(format!("{prefix}.name, {prefix}.value"));
-            }
-        }
+            columns::CONTENT_HASH => "content_hash".to_owned(),
+            _ => match InnerKind::split(name) {
+                Some((kind, inner)) => {
+                    binds.push(Bind::Text(inner.to_owned()));
+                    binds.push(Bind::Text(inner.to_owned()));
+                    let prefix = kind.prefix();
+                    format!(
+                        "if(has({prefix}.name, ?), {prefix}.value[indexOf({prefix}.name, ?)], NULL)"
+                    )
+                }
+                None if columns::SIMPLE_COLUMNS.iter().any(|(n, _)| *n == name) => name.to_owned(),
+                None => {
+                    return Err(Error::UnknownColumn {
+                        column: name.to_owned(),
+                    });
+                }
+            },
+        };
+        select.push(format!("{expression} AS `{name}`"));
     }
     binds.push(Bind::Int(request.tracker));
     binds.push(Bind::Int(request.message.0));
@@ -107,70 +105,6 @@ fn scan_sql(
         binds.push(Bind::Int(to));
     }
     Ok((sql, binds))
-}
-
-/// What a scan's query selects, in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Wire {
-    /// The schema's column at this index, as one value.
-    Column(usize),
-    /// A kind's `Nested` arrays (names, then values), whose values go to
-    /// the schema's columns of these inner names.
-    Arrays {
-        kind: InnerKind,
-        columns: Vec<(String, usize)>,
-    },
-}
-
-/// The wire layout of a scan of `schema`: its columns in order, except
-/// that a kind with two or more requested inner columns comes last as its
-/// whole arrays, split into columns here. ClickHouse would scan the names
-/// twice per column and row (`has`, `indexOf`); the arrays travel once and
-/// are split with one pass over each row's names. A single inner column
-/// (resampling's series) is still picked out in SQL, so only it travels.
-fn wire_layout(schema: &SchemaRef) -> Result<Vec<Wire>> {
-    let kinds: Vec<Option<(InnerKind, &str)>> = schema
-        .fields()
-        .iter()
-        .map(|field| InnerKind::split(field.name()))
-        .collect();
-    let split = |kind: InnerKind| kinds.iter().flatten().filter(|(k, _)| *k == kind).count() > 1;
-    let mut layout = Vec::new();
-    for (index, field) in schema.fields().iter().enumerate() {
-        let name = field.name().as_str();
-        let known = matches!(
-            name,
-            columns::TRACKER_ID
-                | columns::MESSAGE_TIME
-                | columns::SERVER_TIME
-                | columns::FLAGS
-                | columns::CONTENT_HASH
-        ) || columns::SIMPLE_COLUMNS.iter().any(|(n, _)| *n == name);
-        match kinds[index] {
-            Some((kind, _)) if split(kind) => {}
-            Some(_) => layout.push(Wire::Column(index)),
-            None if known => layout.push(Wire::Column(index)),
-            None => {
-                return Err(Error::UnknownColumn {
-                    column: name.to_owned(),
-                });
-            }
-        }
-    }
-    for kind in InnerKind::ALL {
-        if split(kind) {
-            let columns = kinds
-                .iter()
-                .enumerate()
-                .filter_map(|(index, split)| match split {
-                    Some((k, inner)) if *k == kind => Some(((*inner).to_owned(), index)),
-                    _ => None,
-                })
-                .collect();
-            layout.push(Wire::Arrays { kind, columns });
-        }
-    }
-    Ok(layout)
 }
 
 /// A value bound to a `?` of a query.
@@ -416,12 +350,10 @@ pub(crate) async fn inner_columns(
     Ok((names.into_iter().collect(), exact))
 }
 
-/// Decodes `RowBinary` rows of a scan's query ([`wire_layout`]) into Arrow
-/// batches of its schema.
+/// Decodes `RowBinary` rows of a schema into Arrow batches.
 struct Decoder {
     schema: SchemaRef,
     columns: Vec<Column>,
-    wire: Vec<Decode>,
     pending: BytesMut,
     rows: usize,
     batch_size: usize,
@@ -490,27 +422,18 @@ impl Column {
     /// [`row_len`]) and consumes it.
     fn append(&mut self, row: &mut Bytes) {
         if self.nullable() && row.get_u8() == 1 {
-            self.append_null();
-        } else {
-            self.append_value(row);
+            match self {
+                Self::Int64(b) | Self::NullableInt64(b) => b.append_null(),
+                Self::Time(b) => b.append_null(),
+                Self::UInt64(b) => b.append_null(),
+                Self::NullableUInt8(b) => b.append_null(),
+                Self::NullableInt32(b) => b.append_null(),
+                Self::NullableFloat64(b) => b.append_null(),
+                Self::NullableText(b) => b.append_null(),
+                Self::NullableTextView(b) => b.append_null(),
+            }
+            return;
         }
-    }
-
-    fn append_null(&mut self) {
-        match self {
-            Self::Int64(b) | Self::NullableInt64(b) => b.append_null(),
-            Self::Time(b) => b.append_null(),
-            Self::UInt64(b) => b.append_null(),
-            Self::NullableUInt8(b) => b.append_null(),
-            Self::NullableInt32(b) => b.append_null(),
-            Self::NullableFloat64(b) => b.append_null(),
-            Self::NullableText(b) => b.append_null(),
-            Self::NullableTextView(b) => b.append_null(),
-        }
-    }
-
-    /// Appends the value (without a null byte) at the front of `row`.
-    fn append_value(&mut self, row: &mut Bytes) {
         match self {
             Self::Int64(b) | Self::NullableInt64(b) => b.append_value(row.get_i64_le()),
             Self::Time(b) => b.append_value(row.get_i64_le()),
@@ -519,7 +442,9 @@ impl Column {
             Self::NullableInt32(b) => b.append_value(row.get_i32_le()),
             Self::NullableFloat64(b) => b.append_value(row.get_f64_le()),
             Self::NullableText(_) | Self::NullableTextView(_) => {
-                let bytes = text(row);
+                let (len, used) = varint(row).unwrap_or((0, 0));
+                row.advance(used);
+                let bytes = row.split_to(len as usize);
                 let text = String::from_utf8_lossy(&bytes);
                 match self {
                     Self::NullableText(b) => b.append_value(text),
@@ -552,20 +477,9 @@ impl Decoder {
             .enumerate()
             .map(|(i, field)| Column::new(i, field, batch_size))
             .collect::<Result<Vec<_>>>()?;
-        let wire = wire_layout(&schema)?
-            .into_iter()
-            .map(|wire| match wire {
-                Wire::Column(index) => Decode::Column(index),
-                Wire::Arrays { columns: names, .. } => {
-                    let width = names.first().and_then(|(_, i)| columns[*i].width());
-                    Decode::Arrays(Pivot::new(names, width))
-                }
-            })
-            .collect();
         Ok(Self {
             schema,
             columns,
-            wire,
             pending: BytesMut::new(),
             rows: 0,
             batch_size,
@@ -584,15 +498,12 @@ impl Decoder {
             return None;
         }
         while self.rows < self.batch_size {
-            let Some(len) = row_len(&self.pending, &self.wire, &self.columns) else {
+            let Some(len) = row_len(&self.pending, &self.columns) else {
                 break;
             };
             let mut row = self.pending.split_to(len).freeze();
-            for wire in &mut self.wire {
-                match wire {
-                    Decode::Column(index) => self.columns[*index].append(&mut row),
-                    Decode::Arrays(pivot) => pivot.append(&mut row, &mut self.columns),
-                }
+            for column in &mut self.columns {
+                column.append(&mut row);
             }
             self.rows += 1;
         }
@@ -612,150 +523,24 @@ impl Decoder {
     }
 }
 
-/// How a row's bytes are decoded, item by item of the query's select list.
-enum Decode {
-    /// One value of the schema's column at this index.
-    Column(usize),
-    /// A kind's arrays, split into columns.
-    Arrays(Pivot),
-}
-
-/// Splits a row's `Nested` arrays (names, then values) into the columns of
-/// the requested names: the value at a name's position, or null where the
-/// row lacks the name. The first of equal names wins, as `indexOf`.
-struct Pivot {
-    /// The requested names, each with its column of the schema.
-    targets: HashMap<Box<[u8]>, usize>,
-    /// The columns of the requested names.
-    columns: Vec<usize>,
-    /// Bytes of a value: `None` for length-prefixed texts.
-    width: Option<usize>,
-    /// The previous row's names by position, each with its target: rows of
-    /// one tracker mostly repeat them, which a comparison then settles.
-    previous: Vec<(Box<[u8]>, Option<usize>)>,
-    /// This row's (position, target) hits, in position order.
-    hits: Vec<(usize, usize)>,
-    /// Whether each target (by index in `columns`) got its value.
-    filled: Vec<bool>,
-}
-
-impl Pivot {
-    fn new(names: Vec<(String, usize)>, width: Option<usize>) -> Self {
-        let columns: Vec<usize> = names.iter().map(|(_, column)| *column).collect();
-        let targets = names
-            .into_iter()
-            .enumerate()
-            .map(|(target, (name, _))| (name.into_bytes().into_boxed_slice(), target))
-            .collect();
-        Self {
-            filled: vec![false; columns.len()],
-            targets,
-            columns,
-            width,
-            previous: Vec::new(),
-            hits: Vec::new(),
-        }
-    }
-
-    /// Consumes the arrays at the front of `row` (complete: checked by
-    /// [`row_len`]), appending one value or null to each target column.
-    fn append(&mut self, row: &mut Bytes, columns: &mut [Column]) {
-        self.hits.clear();
-        self.filled.fill(false);
-        let names = array_len(row);
-        for position in 0..names {
-            let name = text(row);
-            let target = match self.previous.get(position) {
-                Some((previous, target)) if **previous == *name => *target,
-                _ => {
-                    let target = self.targets.get(&*name).copied();
-                    let entry = (Box::from(&*name), target);
-                    match self.previous.get_mut(position) {
-                        Some(slot) => *slot = entry,
-                        None => self.previous.push(entry),
-                    }
-                    target
-                }
-            };
-            if let Some(target) = target.filter(|t| !self.filled[*t]) {
-                self.filled[target] = true;
-                self.hits.push((position, target));
-            }
-        }
-        let values = array_len(row);
-        let mut hits = self.hits.iter().peekable();
-        for position in 0..values {
-            match hits.next_if(|(at, _)| *at == position) {
-                Some((_, target)) => columns[self.columns[*target]].append_value(row),
-                None => match self.width {
-                    Some(width) => row.advance(width),
-                    None => drop(text(row)),
-                },
-            }
-        }
-        for (target, filled) in self.filled.iter().enumerate() {
-            if !filled {
-                columns[self.columns[target]].append_null();
-            }
-        }
-    }
-}
-
-/// Consumes an array's length (LEB128) at the front of `row`.
-fn array_len(row: &mut Bytes) -> usize {
-    let (len, used) = varint(row).unwrap_or((0, 0));
-    row.advance(used);
-    usize::try_from(len).unwrap_or(0)
-}
-
-/// Consumes a length-prefixed text at the front of `row`.
-fn text(row: &mut Bytes) -> Bytes {
-    let len = array_len(row);
-    row.split_to(len)
-}
-
 /// The length of the first row of `bytes`, if it is complete.
-fn row_len(bytes: &[u8], wire: &[Decode], columns: &[Column]) -> Option<usize> {
-    /// The length of a length-prefixed text at `at`.
-    fn text_len(bytes: &[u8], at: usize) -> Option<usize> {
-        let (len, used) = varint(bytes.get(at..)?)?;
-        Some(used + usize::try_from(len).ok()?)
-    }
+fn row_len(bytes: &[u8], columns: &[Column]) -> Option<usize> {
     let mut at = 0;
-    for item in wire {
-        match item {
-            Decode::Column(index) => {
-                let column = &columns[*index];
-                if column.nullable() {
-                    let null = *bytes.get(at)?;
-                    at += 1;
-                    if null == 1 {
-                        continue;
-                    }
-                }
-                at += match column.width() {
-                    Some(width) => width,
-                    None => text_len(bytes, at)?,
-                };
-            }
-            Decode::Arrays(pivot) => {
-                let (names, used) = varint(bytes.get(at..)?)?;
-                at += used;
-                for _ in 0..names {
-                    at += text_len(bytes, at)?;
-                }
-                let (values, used) = varint(bytes.get(at..)?)?;
-                at += used;
-                match pivot.width {
-                    Some(width) => at += width.checked_mul(usize::try_from(values).ok()?)?,
-                    None => {
-                        for _ in 0..values {
-                            at += text_len(bytes, at)?;
-                        }
-                    }
-                }
+    for column in columns {
+        if column.nullable() {
+            let null = *bytes.get(at)?;
+            at += 1;
+            if null == 1 {
+                continue;
             }
         }
+        at += match column.width() {
+            Some(width) => width,
+            None => {
+                let (len, used) = varint(bytes.get(at..)?)?;
+                used + usize::try_from(len).ok()?
+            }
+        };
         if at > bytes.len() {
             return None;
         }
