@@ -117,3 +117,34 @@ fn splitmix_is_uniform_enough() {
     assert!((0..1000).all(|_| rng.between(3, 7) < 7));
     assert_eq!(rng.between(5, 5), 5);
 }
+
+#[test]
+fn every_message_passes_the_real_intake() {
+    // Two vehicles for a day: fixes lost, parking, trips. Benchmarks that
+    // store them with `Ingest::write` must store only what intake accepts.
+    let rules = ingest::intake::LineRules {
+        now_ms: DEFAULT_START_MS + 2 * 86_400_000,
+        server_time_ms: DEFAULT_START_MS,
+        allow_server_time: true,
+    };
+    let mut lost_fix = 0;
+    for seed in 1..=2 {
+        let messages = day_of_vehicle(seed);
+        lost_fix += messages
+            .iter()
+            .filter(|m| m.gps_fix_type != Some(schemas::GpsFixType::HasFix))
+            .count();
+        let body: String = messages
+            .iter()
+            .map(|m| format!("{}\n", crate::backends::intake_line(m)))
+            .collect();
+        let (parsed, rejected) = ingest::intake::parse_body(body.as_bytes(), &rules);
+        assert_eq!(
+            rejected.first().map(|r| &r.description),
+            None,
+            "seed {seed}"
+        );
+        assert_eq!(parsed.len(), messages.len());
+    }
+    assert!(lost_fix > 0, "the day has messages without a fix");
+}

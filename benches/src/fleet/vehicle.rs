@@ -472,7 +472,8 @@ impl Vehicle {
             alt: Some((terrain + self.alt_error).round() as i32),
             satellites: Some(satellites),
             heading: Some(self.heading.round() as i32 % 360),
-            precision: Some(if fix { (hdop * 2.5).round() as i32 } else { -1 }),
+            // Without a fix a tracker reports no precision (the intake takes 0 or more).
+            precision: fix.then(|| (hdop * 2.5).round() as i32),
             hdop: Some(hdop),
             pdop: Some(pdop),
             event_id: self.event,
