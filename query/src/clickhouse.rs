@@ -31,23 +31,6 @@ use crate::{Error, Result};
 
 const DAY_MS: i64 = 86_400_000;
 
-/// A client of `table`'s database.
-pub(crate) fn client(table: &ClickHouseTable) -> clickhouse::Client {
-    let mut client = clickhouse::Client::default()
-        .with_url(&table.url)
-        .with_database(&table.database);
-    if let Some(user) = &table.user {
-        client = client.with_user(user);
-    }
-    if let Some(password) = &table.password {
-        client = client.with_password(password);
-    }
-    for (name, value) in table.settings() {
-        client = client.with_option(*name, *value);
-    }
-    client
-}
-
 /// The query of a scan, its values bound in order: the tracker's rows in
 /// both ranges, deduplicated, in message-time order, the columns of
 /// `schema` (whose last field is the content hash, which the caller needs
@@ -139,7 +122,7 @@ pub(crate) fn scan(
     // Checks the columns once, before any query is sent.
     scan_sql(table, &schema, request)?;
     let batch_size = request.batch_size.max(1);
-    let client = client(table);
+    let client = table.client();
     let (table, request) = (table.clone(), request.clone());
     let server = request.server;
     // First the span the tracker has rows in, so that a wide range costs
@@ -338,7 +321,8 @@ pub(crate) async fn inner_columns(
         "SELECT DISTINCT name FROM {} WHERE tracker_id = ? AND day >= ? AND day <= ?",
         table.qualified(ClickHouseTable::INNER_COLUMNS)
     );
-    let names: Vec<String> = client(table)
+    let names: Vec<String> = table
+        .client()
         .query(&sql)
         .bind(tracker)
         .bind(day(message.0))

@@ -151,6 +151,29 @@ impl ClickHouseTable {
         }
     }
 
+    /// A client of the database: its server, user and password, and
+    /// [`Self::settings`].
+    #[cfg(feature = "clickhouse")]
+    pub fn client(&self) -> clickhouse::Client {
+        self.server_client().with_database(&self.database)
+    }
+
+    /// [`Self::client`] without the database (which may not exist yet).
+    #[cfg(feature = "clickhouse")]
+    pub fn server_client(&self) -> clickhouse::Client {
+        let mut client = clickhouse::Client::default().with_url(&self.url);
+        if let Some(user) = &self.user {
+            client = client.with_user(user);
+        }
+        if let Some(password) = &self.password {
+            client = client.with_password(password);
+        }
+        for (name, value) in self.settings() {
+            client = client.with_option(*name, *value);
+        }
+        client
+    }
+
     /// The settings every query to the database carries. On a cluster: an
     /// INSERT into a Distributed table is answered once the shards have the
     /// rows (not once they are queued on the receiving node), and queries go

@@ -127,7 +127,7 @@ impl ClickHouseSink {
                 )));
             }
         }
-        let client = client(&table);
+        let client = table.client();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ingest-clickhouse")
@@ -176,7 +176,7 @@ impl ClickHouseSink {
             return Ok(());
         }
         // The database may not exist yet: name it in the statements only.
-        let client = server_client(&self.table);
+        let client = self.table.server_client();
         let statements = statements_for(&self.table);
         let telemetry = self.table.qualified(ClickHouseTable::TELEMETRY);
         let inner = self.table.qualified(ClickHouseTable::INNER_COLUMNS);
@@ -314,26 +314,6 @@ impl Drop for ClickHouseSink {
             runtime.shutdown_background();
         }
     }
-}
-
-/// A client of `table`'s database.
-fn client(table: &ClickHouseTable) -> clickhouse::Client {
-    server_client(table).with_database(&table.database)
-}
-
-/// A client of `table`'s server, without a database.
-fn server_client(table: &ClickHouseTable) -> clickhouse::Client {
-    let mut client = clickhouse::Client::default().with_url(&table.url);
-    for (name, value) in table.settings() {
-        client = client.with_option(*name, *value);
-    }
-    if let Some(user) = &table.user {
-        client = client.with_user(user);
-    }
-    if let Some(password) = &table.password {
-        client = client.with_password(password);
-    }
-    client
 }
 
 impl Sink for ClickHouseSink {
