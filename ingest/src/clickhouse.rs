@@ -242,17 +242,22 @@ pub struct Backoff {
 /// A failed INSERT may still have stored some blocks; its retry stores them
 /// again, and the table's deduplication key (tracker, message time, content
 /// hash) folds the repeats, as it does for a WAL replayed after a crash.
+///
+/// With `timeout`, an attempt fails (and is retried) when sending a chunk
+/// or waiting for ClickHouse's answer takes longer: a server that accepts
+/// connections but never answers does not hold the flush forever.
 pub async fn insert(
     client: &clickhouse::Client,
     table: &str,
     batches: &[RecordBatch],
     backoff: Backoff,
+    timeout: Option<std::time::Duration>,
 ) -> Result<u64> {
     let mut inserted = 0;
     for run in runs(batches.iter().map(RecordBatch::num_rows), MAX_INSERT_ROWS) {
         let rows: usize = batches[run.clone()].iter().map(RecordBatch::num_rows).sum();
         retry(backoff, rows, || {
-            insert_once(client, table, &batches[run.clone()])
+            insert_once(client, table, &batches[run.clone()], timeout)
         })
         .await?;
         inserted += rows as u64;
@@ -398,8 +403,11 @@ async fn insert_once(
     client: &clickhouse::Client,
     table: &str,
     batches: &[RecordBatch],
+    timeout: Option<std::time::Duration>,
 ) -> std::result::Result<(), InsertError> {
-    let mut insert = client.insert::<TelemetryRow<'_>>(table)?;
+    let mut insert = client
+        .insert::<TelemetryRow<'_>>(table)?
+        .with_timeouts(timeout, timeout);
     for batch in batches {
         for row in rows_of(batch).map_err(InsertError::Layout)? {
             insert.write(&row).await?;

@@ -276,7 +276,7 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
         give_up_after: None,
     };
     let writing =
-        tokio::spawn(async move { insert(&client, "telemetry", &batches, backoff).await });
+        tokio::spawn(async move { insert(&client, "telemetry", &batches, backoff, None).await });
     tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
     assert!(
         !writing.is_finished(),
@@ -315,7 +315,7 @@ async fn an_insert_waits_for_clickhouse_to_come_back_and_then_stores_every_row()
         give_up_after: Some(std::time::Duration::from_millis(300)),
         ..backoff
     };
-    let error = insert(&client, "telemetry", &[batch(30_000, 10)], give_up)
+    let error = insert(&client, "telemetry", &[batch(30_000, 10)], give_up, None)
         .await
         .unwrap_err();
     assert!(
@@ -806,4 +806,72 @@ async fn on_a_cluster_each_trackers_rows_live_on_one_shard_replicated_once_and_e
                 LIMIT 1 BY tracker_id, msg_time, content_hash) FORMAT TSV";
     // 10 trackers × 52 of their 100 hours past the cutoff, 10 × 100.
     assert_eq!(query_at(url, kept).await, "1520\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clickhouse_that_never_answers_holds_neither_the_start_nor_each_new_partition() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    // Accepts connections and never answers: a hung server, a half-open network.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn({
+        let accepted = accepted.clone();
+        move || {
+            let mut held = Vec::new();
+            for connection in listener.incoming() {
+                accepted.fetch_add(1, Ordering::SeqCst);
+                held.push(connection);
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+    let open = tokio::task::spawn_blocking(move || {
+        engine_with(&path, &url, "silent", |c| ingest::IngestConfig {
+            clickhouse: c.clickhouse.map(|ch| ingest::ClickHouseConfig {
+                query_timeout: Duration::from_millis(300),
+                request_timeout: Duration::from_millis(300),
+                ..ch
+            }),
+            ..c
+        })
+    });
+    let ingest = tokio::time::timeout(Duration::from_secs(20), open)
+        .await
+        .expect("the start waits one query timeout for the schema, not for an answer")
+        .unwrap();
+    let at_open = accepted.load(Ordering::SeqCst);
+    assert_eq!(at_open, 1, "the schema was asked for once");
+
+    // Ten trackers' first messages: ten (tracker, day) partitions whose
+    // stored keys the deduplication would ask for.
+    let messages: Vec<_> = (1..=10)
+        .map(|tracker| message(tracker, 1_717_200_000_000))
+        .collect();
+    assert_eq!(ingest.write(messages).await.unwrap().accepted, 10);
+    assert_eq!(
+        accepted.load(Ordering::SeqCst) - at_open,
+        1,
+        "one request for stored keys timed out; the other nine partitions went by memory at once"
+    );
+
+    // A flush gives up after its attempts time out (the rows stay in the
+    // WAL), and shutting down does not wait for an answer either.
+    let ingest = Arc::new(ingest);
+    let flushed = tokio::time::timeout(Duration::from_secs(20), {
+        let ingest = ingest.clone();
+        tokio::task::spawn_blocking(move || ingest.flush())
+    })
+    .await
+    .expect("a flush gives up within its timeouts")
+    .unwrap();
+    assert!(flushed.is_err(), "nothing confirmed the rows");
+    let closed = tokio::task::spawn_blocking(move || drop(ingest));
+    tokio::time::timeout(Duration::from_secs(20), closed)
+        .await
+        .expect("shutdown gives up within its timeouts")
+        .unwrap();
 }

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arrow::array::{Array, RecordBatch};
 use clickhouse::Row;
@@ -35,8 +35,15 @@ pub struct ClickHouseConfig {
     /// memory meanwhile (intake refuses writes beyond `max_unflushed_rows`).
     pub backoff: Backoff,
     /// Longest wait for a query the writer thread needs (stored keys for
-    /// deduplication), so intake does not stall on an unresponsive server.
+    /// deduplication), so intake does not stall on an unresponsive server;
+    /// also for the schema at the start.
     pub query_timeout: Duration,
+    /// Longest wait in a flush or a retention pass: for each chunk of an
+    /// INSERT to be sent and for its answer, and for each schema or
+    /// mutation statement. A server that accepts connections but never
+    /// answers then fails the attempt (retried with the backoff) instead
+    /// of holding the flusher, and shutdown, forever.
+    pub request_timeout: Duration,
     /// The flusher waits for this many rows before it flushes (at the flush
     /// interval), so an INSERT carries at least this many:
     /// [`crate::clickhouse::MIN_INSERT_ROWS`] unless set.
@@ -48,8 +55,9 @@ pub struct ClickHouseConfig {
 
 impl ClickHouseConfig {
     /// Defaults for a database: INSERTs of at least 10,000 rows or after
-    /// 30 s, retried from 100 ms up to 5 s apart for 30 s per flush, queries
-    /// waited for 5 s.
+    /// 30 s, retried from 100 ms up to 5 s apart for 30 s per flush, the
+    /// writer's queries waited for 5 s, a flush's or retention's requests
+    /// for 180 s (ClickHouse's own wait for an ON CLUSTER statement).
     pub fn new(table: ClickHouseTable) -> Self {
         Self {
             table,
@@ -59,6 +67,7 @@ impl ClickHouseConfig {
                 give_up_after: Some(Duration::from_secs(30)),
             },
             query_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(180),
             min_insert_rows: crate::clickhouse::MIN_INSERT_ROWS,
             max_insert_delay: Duration::from_secs(30),
         }
@@ -95,7 +104,15 @@ pub(crate) struct ClickHouseSink {
     migrated: AtomicBool,
     /// Inner column names known to be in `inner_columns`, so each is inserted once.
     names: Mutex<HashSet<InnerName>>,
+    /// Until when stored keys are not asked for, after ClickHouse failed to
+    /// give some: an unreachable server costs the writer one timeout, not
+    /// one per new (tracker, day). Cleared by a flush ClickHouse confirmed.
+    keys_unavailable_until: Mutex<Option<Instant>>,
 }
+
+/// How long the writer deduplicates against memory only after ClickHouse
+/// failed to give stored keys, unless a flush succeeds first.
+const KEYS_PAUSE: Duration = Duration::from_secs(30);
 
 impl std::fmt::Debug for ClickHouseSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -152,12 +169,16 @@ impl ClickHouseSink {
             flushed: AtomicU64::new(flushed),
             migrated: AtomicBool::new(false),
             names: Mutex::new(HashSet::new()),
+            keys_unavailable_until: Mutex::new(None),
             config,
         };
-        match sink.migrate() {
+        // Bounded: a server that accepts connections but does not answer
+        // must not hold the start.
+        match sink.migrate(Some(sink.config.query_timeout)) {
             Ok(()) => {}
             Err(Error::ClickHouse {
-                source: clickhouse::error::Error::Network(error),
+                source:
+                    error @ (clickhouse::error::Error::Network(_) | clickhouse::error::Error::TimedOut),
                 ..
             }) => {
                 tracing::warn!(%error, url = %sink.table.url, "ClickHouse is unreachable; intake goes on into the WAL, the schema is applied before the first flush");
@@ -171,7 +192,9 @@ impl ClickHouseSink {
     /// is `IF NOT EXISTS`), and reads
     /// no row of each table with all the columns Trackhouse uses, which
     /// fails naming the column when an older table lacks one.
-    fn migrate(&self) -> Result<()> {
+    /// With `timeout`, ClickHouse's silence for that long is
+    /// [`clickhouse::error::Error::TimedOut`].
+    fn migrate(&self, timeout: Option<Duration>) -> Result<()> {
         if self.migrated.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -193,7 +216,7 @@ impl ClickHouseSink {
             names.push(format!("{}.name", kind.prefix()));
             names.push(format!("{}.value", kind.prefix()));
         }
-        self.block_on(async move {
+        let work = async move {
             for statement in statements {
                 client
                     .query(&statement)
@@ -218,6 +241,19 @@ impl ClickHouseSink {
                 .map_err(Error::clickhouse(
                     "checking the inner_columns table's columns",
                 ))
+        };
+        self.block_on(async move {
+            match timeout {
+                None => work.await,
+                Some(timeout) => tokio::time::timeout(timeout, work)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::ClickHouse {
+                            what: "creating the schema",
+                            source: clickhouse::error::Error::TimedOut,
+                        })
+                    }),
+            }
         })?;
         self.migrated.store(true, Ordering::Release);
         Ok(())
@@ -320,16 +356,29 @@ impl Sink for ClickHouseSink {
     fn persist(&self, batches: &[RecordBatch], wal_segment: u64) -> Result<Vec<FileEntry>> {
         // Names first: a reader may see a name before its rows (and find the
         // column empty), never rows whose name it cannot list.
-        self.migrate()?;
+        self.migrate(Some(self.config.request_timeout))?;
         let names = self.new_names(batches)?;
         let backoff = self.config.backoff;
         self.block_on(async {
             if !names.is_empty() {
-                insert_names(&self.client, &names, backoff).await?;
+                insert_names(&self.client, &names, backoff, self.config.request_timeout).await?;
             }
-            insert(&self.client, ClickHouseTable::TELEMETRY, batches, backoff).await
+            let timeout = Some(self.config.request_timeout);
+            insert(
+                &self.client,
+                ClickHouseTable::TELEMETRY,
+                batches,
+                backoff,
+                timeout,
+            )
+            .await
         })?;
         self.record_progress(wal_segment)?;
+        // ClickHouse answers again: stored keys are worth asking for.
+        *self
+            .keys_unavailable_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
         self.names
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -355,7 +404,23 @@ impl Sink for ClickHouseSink {
     /// not answer within the query timeout, none: intake goes on while
     /// ClickHouse is down (decision 60), and a message stored again is
     /// folded by the table's dedup key and by readers.
+    ///
+    /// After such a failure the next [`KEYS_PAUSE`] (or until a flush
+    /// succeeds) asks nothing and answers none at once: an unreachable
+    /// server costs the writer thread one timeout, not one per partition.
     fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
+        let paused = *self
+            .keys_unavailable_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if paused.is_some_and(|until| Instant::now() < until) {
+            tracing::debug!(
+                tracker,
+                day,
+                "ClickHouse recently failed to give stored keys; deduplicating against memory only"
+            );
+            return Ok(Vec::new());
+        }
         let sql = format!(
             "SELECT msg_time, content_hash FROM {} WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?",
             self.table.qualified(ClickHouseTable::TELEMETRY)
@@ -379,7 +444,11 @@ impl Sink for ClickHouseSink {
                     Ok(Err(error)) => error.to_string(),
                     _ => format!("no answer within {} ms", timeout.as_millis()),
                 };
-                tracing::warn!(%error, tracker, day, "ClickHouse did not give the stored keys; deduplicating against memory only");
+                tracing::warn!(%error, tracker, day, pause_s = KEYS_PAUSE.as_secs(), "ClickHouse did not give the stored keys; deduplicating against memory only");
+                *self
+                    .keys_unavailable_until
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + KEYS_PAUSE);
                 Ok(Vec::new())
             }
         }
@@ -389,6 +458,7 @@ impl Sink for ClickHouseSink {
         let table = self.table.clone();
         let cutoffs: Vec<(i64, i64)> = cutoffs.iter().map(|(t, c)| (*t, *c)).collect();
         let client = self.client.clone();
+        let timeout = self.config.request_timeout;
         let expired = self.block_on(async move {
             let mut expired = 0;
             for chunk in cutoffs.chunks(1_000) {
@@ -409,8 +479,18 @@ impl Sink for ClickHouseSink {
                     })
                     .collect::<Vec<_>>()
                     .join(" OR ");
-                expired += delete_where(&client, &table, ClickHouseTable::TELEMETRY, &rows).await?;
-                delete_where(&client, &table, ClickHouseTable::INNER_COLUMNS, &days).await?;
+                let deletes = async {
+                    let rows =
+                        delete_where(&client, &table, ClickHouseTable::TELEMETRY, &rows).await?;
+                    delete_where(&client, &table, ClickHouseTable::INNER_COLUMNS, &days).await?;
+                    Ok::<_, Error>(rows)
+                };
+                expired += tokio::time::timeout(timeout, deletes).await.unwrap_or(Err(
+                    Error::ClickHouse {
+                        what: "deleting expired rows",
+                        source: clickhouse::error::Error::TimedOut,
+                    },
+                ))?;
             }
             Ok::<_, Error>(expired)
         })?;
@@ -452,9 +532,12 @@ async fn insert_names(
     client: &clickhouse::Client,
     names: &[InnerName],
     backoff: Backoff,
+    timeout: Duration,
 ) -> Result<()> {
     crate::clickhouse::retry(backoff, names.len(), || async {
-        let mut insert = client.insert::<InnerName>(ClickHouseTable::INNER_COLUMNS)?;
+        let mut insert = client
+            .insert::<InnerName>(ClickHouseTable::INNER_COLUMNS)?
+            .with_timeouts(Some(timeout), Some(timeout));
         for name in names {
             insert.write(name).await?;
         }
