@@ -56,6 +56,44 @@ impl ClickHouseHttp {
         Ok(text)
     }
 
+    /// Runs an INSERT whose rows are `body` (the statement travels in the
+    /// URL); answers its output.
+    pub async fn insert(&self, query: &str, body: Vec<u8>) -> anyhow::Result<String> {
+        let response = self
+            .client
+            .post(&self.url)
+            .query(&[("query", query)])
+            .body(body)
+            .timeout(Duration::from_secs(600))
+            .send()
+            .await?;
+        let status = response.status();
+        let text = response.text().await?;
+        if !status.is_success() {
+            bail!("ClickHouse answered {status}: {}", text.trim());
+        }
+        Ok(text)
+    }
+
+    /// Sends a SELECT, answering as soon as the response starts (an export
+    /// may stream for long).
+    async fn select(&self, query: String) -> anyhow::Result<reqwest::Response> {
+        Ok(self
+            .client
+            .post(&self.url)
+            .body(query)
+            .timeout(Duration::from_secs(3600))
+            .send()
+            .await?)
+    }
+
+    /// A SELECT's answer streamed and timed as Trackhouse's exports are.
+    pub async fn timed_select(&self, query: String) -> anyhow::Result<(ExportRun, String)> {
+        let started = Instant::now();
+        let response = self.select(query).await?;
+        timed_body(response, started).await
+    }
+
     /// A number a query answers.
     pub async fn number(&self, query: &str) -> anyhow::Result<u64> {
         let text = self.sql(query).await?;
@@ -154,16 +192,8 @@ impl ClickHouseHttp {
         tracker: i64,
         span_ms: (i64, i64),
     ) -> anyhow::Result<(ExportRun, String)> {
-        let query = reference_select(database, names, tracker, span_ms)?;
-        let started = Instant::now();
-        let response = self
-            .client
-            .post(&self.url)
-            .body(query)
-            .timeout(Duration::from_secs(3600))
-            .send()
-            .await?;
-        timed_body(response, started).await
+        self.timed_select(reference_select(database, names, tracker, span_ms)?)
+            .await
     }
 
     /// The same export read whole, to compare.
@@ -174,13 +204,8 @@ impl ClickHouseHttp {
         tracker: i64,
         span_ms: (i64, i64),
     ) -> anyhow::Result<Vec<u8>> {
-        let query = reference_select(database, names, tracker, span_ms)?;
         let response = self
-            .client
-            .post(&self.url)
-            .body(query)
-            .timeout(Duration::from_secs(3600))
-            .send()
+            .select(reference_select(database, names, tracker, span_ms)?)
             .await?;
         let status = response.status();
         let body = response.bytes().await?;
@@ -226,7 +251,7 @@ pub fn reference_ddl(database: &str) -> Vec<String> {
 }
 
 /// Backquoted name.
-fn ident(name: &str) -> String {
+pub(crate) fn ident(name: &str) -> String {
     format!("`{}`", name.replace('\\', "\\\\").replace('`', "\\`"))
 }
 

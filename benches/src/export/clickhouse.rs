@@ -11,23 +11,21 @@
 //! streamed over HTTP exactly as the server's export is timed, times
 //! formatted as the server writes them in UTC.
 
-use std::time::{Duration, Instant};
-
-use anyhow::{Context, bail};
+use anyhow::Context;
 use schemas::columns::{FLAGS, MESSAGE_TIME, SERVER_TIME, SIMPLE_COLUMNS, SimpleType};
 
-use super::{ExportRun, Fixture, timed_body};
+use super::{ExportRun, Fixture};
+use crate::backends::clickhouse::{ClickHouseHttp, ident};
 
 /// The benchmark's database and table.
 const TABLE: &str = "trackhouse_bench.export";
 /// Rows per `INSERT` while loading.
 const INSERT_ROWS: usize = 200_000;
 
-/// A ClickHouse server reached over HTTP.
+/// A ClickHouse server reached over HTTP, holding the export's table.
 #[derive(Debug, Clone)]
 pub struct ClickHouse {
-    url: String,
-    client: reqwest::Client,
+    http: ClickHouseHttp,
     /// `SELECT version()`.
     pub version: String,
 }
@@ -35,40 +33,25 @@ pub struct ClickHouse {
 impl ClickHouse {
     /// Connects to `url` (`http://127.0.0.1:8123`); `Err` says why not.
     pub async fn connect(url: &str) -> Result<Self, String> {
-        let client = reqwest::Client::new();
-        let connected = Self {
-            url: url.trim_end_matches('/').to_owned(),
-            client,
-            version: String::new(),
-        };
-        match connected.sql("SELECT version()", Vec::new()).await {
-            Ok(version) => Ok(Self {
-                version: version.trim().to_owned(),
-                ..connected
-            }),
-            Err(e) => Err(format!("no ClickHouse server answers at {url}: {e:#}")),
-        }
+        let http = ClickHouseHttp::connect(url)
+            .await
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(Self {
+            version: http.version.clone(),
+            http,
+        })
     }
 
-    /// Runs one statement with `body` as its input data; answers the output.
+    /// Runs one statement with `body` as its input data (none if empty);
+    /// answers the output.
     async fn sql(&self, query: &str, body: Vec<u8>) -> anyhow::Result<String> {
         // A statement without data travels as the body (the server wants a
         // length on every POST); an INSERT's rows do, with the statement in the URL.
-        let request = if body.is_empty() {
-            self.client.post(&self.url).body(query.to_owned())
+        if body.is_empty() {
+            self.http.sql(query).await
         } else {
-            self.client
-                .post(&self.url)
-                .query(&[("query", query)])
-                .body(body)
-        };
-        let response = request.send().await?;
-        let status = response.status();
-        let text = response.text().await?;
-        if !status.is_success() {
-            bail!("ClickHouse answered {status}: {}", text.trim());
+            self.http.insert(query, body).await
         }
-        Ok(text)
     }
 
     /// (Re)creates the table for the export columns `names` (the server's
@@ -156,21 +139,8 @@ impl ClickHouse {
             span_ms.0.div_euclid(1000),
             span_ms.1.div_euclid(1000),
         );
-        let started = Instant::now();
-        let response = self
-            .client
-            .post(&self.url)
-            .body(query)
-            .timeout(Duration::from_secs(3600))
-            .send()
-            .await?;
-        timed_body(response, started).await
+        self.http.timed_select(query).await
     }
-}
-
-/// Backquoted name as ClickHouse reads it.
-fn ident(name: &str) -> String {
-    format!("`{}`", name.replace('\\', "\\\\").replace('`', "\\`"))
 }
 
 /// The table's column for an export column: the times are stored under
