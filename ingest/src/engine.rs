@@ -158,6 +158,12 @@ impl Shared {
     }
 }
 
+/// Creates `dir` if missing; its canonical path (absolute, no `..`, no symlink).
+fn canonical_dir(dir: &std::path::Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(Error::io("creating", dir))?;
+    std::fs::canonicalize(dir).map_err(Error::io("resolving", dir))
+}
+
 fn collect_keys(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<(i64, u64)>) {
     let (Some(keys), Some(h)) = (
         columns::key_columns(batch),
@@ -201,7 +207,12 @@ pub struct Ingest {
 
 impl Ingest {
     /// Opens the data directory: recovers the WAL into memory, starts the threads.
-    pub fn open(config: IngestConfig, registry: &mut Registry) -> Result<Self> {
+    ///
+    /// The directory is created if missing and used by its canonical path
+    /// from then on (relative, with `..`, behind a symlink: all the same), so
+    /// the paths readers get in a [`TelemetrySnapshot`] are absolute.
+    pub fn open(mut config: IngestConfig, registry: &mut Registry) -> Result<Self> {
+        config.data_dir = canonical_dir(&config.data_dir)?;
         let metrics = IngestMetrics::register(registry);
         let sink: Arc<dyn Sink> = match &config.clickhouse {
             Some(clickhouse) => Arc::new(ClickHouseSink::open(

@@ -30,6 +30,16 @@ pub enum Error {
         #[source]
         source: clickhouse::error::Error,
     },
+    /// A stored file's path cannot be named to the object store (the data
+    /// directory's path holds a control character or is not UTF-8).
+    #[error("file path {path} cannot be read through the object store")]
+    FilePath {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The failure.
+        #[source]
+        source: datafusion::object_store::path::Error,
+    },
     /// An invariant of the stored data did not hold (a bug).
     #[error("internal: {0}")]
     Internal(String),
@@ -39,9 +49,11 @@ impl HasCode for Error {
     fn code(&self) -> ErrorCode {
         match self {
             Self::UnknownColumn { .. } => ErrorCode::InvalidParameters,
-            Self::Plan(_) | Self::Arrow(_) | Self::Csv(_) | Self::Internal(_) => {
-                ErrorCode::Unexpected
-            }
+            Self::Plan(_)
+            | Self::Arrow(_)
+            | Self::Csv(_)
+            | Self::FilePath { .. }
+            | Self::Internal(_) => ErrorCode::Unexpected,
             Self::ClickHouse {
                 source: clickhouse::error::Error::Network(_),
                 ..

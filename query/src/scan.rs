@@ -30,6 +30,8 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::execution_props::ExecutionProps;
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::{Expr, lit};
+use datafusion::object_store::ObjectMeta;
+use datafusion::object_store::path::Path as ObjectPath;
 use datafusion::physical_expr::utils::split_conjunction;
 use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr, create_physical_expr};
 use datafusion::physical_plan::filter::FilterExec;
@@ -442,6 +444,23 @@ fn file_readers(ctx: &TaskContext) -> Result<Arc<dyn ParquetFileReaderFactory>> 
     )))
 }
 
+/// A catalog file as the local object store names it. The location is made
+/// from the absolute path segment by segment (`Path::from` of the path's text
+/// would escape a `.` segment or a `%` once too often, and the store would
+/// look for a file that does not exist).
+fn stored_file(root: &std::path::Path, file: &FileEntry) -> Result<PartitionedFile> {
+    let path = root.join(&file.path);
+    let location =
+        ObjectPath::from_absolute_path(&path).map_err(|source| Error::FilePath { path, source })?;
+    Ok(PartitionedFile::new_from_meta(ObjectMeta {
+        location,
+        last_modified: chrono::DateTime::UNIX_EPOCH,
+        size: file.bytes,
+        e_tag: None,
+        version: None,
+    }))
+}
+
 /// One day: each file a sorted partition, the memtable rows another, filtered and merged by message time.
 fn day_plan(
     snapshot: &TelemetrySnapshot,
@@ -464,14 +483,8 @@ fn day_plan(
             .with_parquet_file_reader_factory(readers.clone());
         let groups = files
             .iter()
-            .map(|f| {
-                let path = snapshot.root.join(&f.path);
-                FileGroup::new(vec![PartitionedFile::new(
-                    path.to_string_lossy().into_owned(),
-                    f.bytes,
-                )])
-            })
-            .collect();
+            .map(|f| Ok(FileGroup::new(vec![stored_file(&snapshot.root, f)?])))
+            .collect::<Result<Vec<_>>>()?;
         let config =
             FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
                 .with_file_groups(groups)

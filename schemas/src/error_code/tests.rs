@@ -1,4 +1,5 @@
-//! The code table checked, row by row, against the spec's own table.
+//! The code table checked, row by row, against the spec's own table
+//! (`docs/spec/`, the repository's copy of the specification).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,10 +8,10 @@ use super::ErrorCode;
 
 fn spec_table() -> BTreeMap<u16, (String, u16)> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/spec/1-conventions-auth-errors-limits.md");
+        .join("../docs/spec/1-conventions-auth-errors-limits.md");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "the spec must sit beside the clone at {}: {e}",
+            "the spec's copy must be in the repository at {}: {e}",
             path.display()
         )
     });

@@ -8,6 +8,8 @@
 //! - `demo`: every command the demo prints works when pasted into a shell,
 //!   its telemetry reaches the data directory, and a second start reuses the
 //!   accounts of the first.
+//! - `data_dirs`: any data directory (relative, absolute, `..`, spaces,
+//!   non-ASCII, a symlink) serves reads after a flush and a compaction.
 //! - `import`: NDJSON files reach a running server; rejected lines are named
 //!   by `file:line` and the exit status says whether everything was stored.
 
@@ -15,6 +17,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod admin;
+mod data_dirs;
 mod demo;
 mod durability;
 mod import;

@@ -134,8 +134,16 @@ pub(crate) struct Proc {
 impl Proc {
     /// Starts `trackhouse ARGS...` with stdout and stderr piped.
     pub(crate) fn start(args: &[&str]) -> Self {
-        let mut child = trackhouse()
-            .args(args)
+        Self::start_command(trackhouse().args(args))
+    }
+
+    /// Starts `trackhouse ARGS...` in the working directory `cwd`.
+    pub(crate) fn start_in(cwd: &Path, args: &[&str]) -> Self {
+        Self::start_command(trackhouse().current_dir(cwd).args(args))
+    }
+
+    fn start_command(command: &mut Command) -> Self {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
