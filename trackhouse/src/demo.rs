@@ -125,6 +125,7 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
     };
     let data_dir = args.server.data_dir.clone();
     let days = if fresh { args.days } else { 0 };
+    let import_file = data_dir.join(IMPORT_FILE);
     crate::serve::serve(args.server, store, move |addr| {
         // The intake answers only once the server runs: generate on a task of its own.
         tokio::spawn(async move {
@@ -137,13 +138,29 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
                     format!("Demo telemetry failed: {e:#}\n")
                 }))
             };
+            let now = Utc::now();
+            let import =
+                match write_atomically(&import_file, import_lines(&accounts, now).as_bytes()) {
+                    Ok(()) => Some(import_file.as_path()),
+                    Err(e) => {
+                        tracing::warn!(
+                            error = format!("{e:#}"),
+                            "writing the demo's import file failed"
+                        );
+                        None
+                    }
+                };
             let text = instructions(
                 &accounts,
-                &addr.to_string(),
-                &file,
-                &data_dir,
+                &Printed {
+                    addr: &addr.to_string(),
+                    file: &file,
+                    data_dir: &data_dir,
+                    import,
+                    invocation: &invocation(),
+                },
                 generated.as_deref(),
-                Utc::now(),
+                now,
             );
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
         });
@@ -160,8 +177,61 @@ fn reachable(addr: SocketAddr) -> SocketAddr {
     }
 }
 
+/// The NDJSON file the printed `import` command sends, in the data directory.
+const IMPORT_FILE: &str = "demo-import.ndjson";
+
+/// How the printed commands run `trackhouse`: as it was started, through
+/// `cargo run` (with `--release` for a release build) or by its path.
+fn invocation() -> String {
+    // `cargo run` sets the package's variables for the program it runs.
+    if std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+        return if cfg!(debug_assertions) {
+            "cargo run --".to_owned()
+        } else {
+            "cargo run --release --".to_owned()
+        };
+    }
+    std::env::current_exe()
+        .map(|exe| shell_quote(&exe.to_string_lossy()))
+        .unwrap_or_else(|_| "trackhouse".to_owned())
+}
+
+/// `text` as one shell word: as it is when it is plain, else in single quotes.
+fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Ten messages of the first moving tracker over the ten minutes before `now`.
+fn import_lines(accounts: &DemoAccounts, now: DateTime<Utc>) -> String {
+    let device = accounts
+        .trackers
+        .iter()
+        .find(|t| !t.blocked)
+        .map_or("", |t| t.device_id.as_str());
+    (1..=10)
+        .rev()
+        .map(|minutes| {
+            let at = now - chrono::TimeDelta::minutes(minutes);
+            format!(
+                r#"{{"device_id":"{device}","msg_time":"{}","gps_fix_type":"HAS_FIX","lat":43.2389,"lng":76.8897,"speed":0,"satellites":10,"inputs":{{"board_voltage":24.{minutes}}},"states":{{"ignition":false}}}}"#,
+                at.format("%Y-%m-%dT%H:%M:%SZ")
+            ) + "\n"
+        })
+        .collect()
+}
+
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
     Ok(())
@@ -292,18 +362,39 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
     })
 }
 
+/// Where the printed calls go and what they name.
+#[derive(Debug)]
+pub(crate) struct Printed<'a> {
+    /// The server's address.
+    pub(crate) addr: &'a str,
+    /// `demo.json`.
+    pub(crate) file: &'a Path,
+    /// The data directory, as given.
+    pub(crate) data_dir: &'a Path,
+    /// The NDJSON file for the printed `import` (none: the line is not printed).
+    pub(crate) import: Option<&'a Path>,
+    /// How to run `trackhouse` (`cargo run --release --`, or its path).
+    pub(crate) invocation: &'a str,
+}
+
 /// The ready-to-paste calls printed once the server listens, after the
 /// summary of the telemetry generated, if any; the sample intake line is from `now`.
 pub(crate) fn instructions(
     accounts: &DemoAccounts,
-    addr: &str,
-    file: &Path,
-    data_dir: &Path,
+    printed: &Printed<'_>,
     telemetry: Option<&str>,
     now: DateTime<Utc>,
 ) -> String {
     let user = &accounts.users[0];
-    let base = format!("http://{addr}");
+    let base = format!("http://{}", printed.addr);
+    let run = printed.invocation;
+    let import = printed.import.map_or_else(String::new, |file| {
+        format!(
+            "# Whole files (plain or .gz) go in large compressed batches; this one holds ten messages:\n{run} import {} --url {base} --token {}\n",
+            shell_quote(&file.to_string_lossy()),
+            accounts.ingest_token
+        )
+    });
     let tracker = accounts.trackers.first().map_or(0, |t| t.tracker_id);
     let telemetry = telemetry
         .map(|t| format!("{}\n", t.trim_end()))
@@ -323,8 +414,10 @@ pub(crate) fn instructions(
         r#"
 Trackhouse demo is serving on {base}
 Accounts, passwords and keys: {file}
-Operator commands: cargo run --release -- admin --data-dir {data_dir} --help
 {telemetry}
+# Operator commands (dealers, users, trackers, keys; they work while the server runs):
+{run} admin --data-dir {data_dir} --help
+
 # Log in as the account's master user (time zone {zone}) and keep the session hash:
 HASH=$(curl -s {base}/v2/user/auth -d 'login={login}' -d 'password={password}' | {hash_of}); echo "$HASH"
 
@@ -347,9 +440,7 @@ curl -s {base}/v2/api/key/delete -d "hash=$HASH" -d 'key=00000000000000000000000
 
 # Send a device message (NDJSON: one JSON object per line) to the intake with the demo ingest token:
 curl -s {base}/ingest/v1/messages -H 'Authorization: Bearer {ingest_token}' -H 'Content-Type: application/x-ndjson' --data-binary '{message}'
-# Whole files (plain or .gz), in large compressed batches:
-#   cargo run --release -- import FILE.ndjson --url {base} --token {ingest_token}
-
+{import}
 # Export the last day of the first tracker as CSV (raw data interface, API key), then what it reports:
 curl -s {base}/dwh/v1/tracker/raw_data/read -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"tracker_id":{tracker},"from":"{day_ago}","to":"{until}","columns":["lat","lng","speed","inputs.*","states.ignition"]}}' | sed -n 1,5p
 curl -s {base}/dwh/v1/tracker/raw_data/get_inputs -H 'Authorization: NVX {api_key}' -d 'tracker_id={tracker}'
@@ -372,8 +463,8 @@ Stop with Ctrl-C.
         ingest_token = accounts.ingest_token,
         panel_login = accounts.dealer.panel_login,
         panel_password = accounts.dealer.panel_password,
-        file = file.display(),
-        data_dir = data_dir.display(),
+        file = printed.file.display(),
+        data_dir = shell_quote(&printed.data_dir.to_string_lossy()),
         trackers = accounts
             .trackers
             .iter()

@@ -32,11 +32,23 @@ fn start_demo(dir: &Path) -> (Proc, Vec<String>) {
     (demo, printed)
 }
 
-/// The shell commands among the printed lines.
+/// The shell commands among the printed lines: every line but the comments,
+/// the blank ones and the two that say where the demo serves and keeps its accounts.
 fn printed_commands(printed: &[String]) -> Vec<String> {
-    printed
+    let start = printed
         .iter()
-        .filter(|l| l.starts_with("HASH=") || l.starts_with("PANEL=") || l.starts_with("curl "))
+        .position(|l| l.starts_with("Trackhouse demo is serving on"))
+        .expect("the serving line");
+    printed[start..]
+        .iter()
+        .filter(|l| {
+            !(l.is_empty()
+                || l.starts_with('#')
+                || l.starts_with("Trackhouse demo is serving")
+                || l.starts_with("Accounts, passwords and keys:")
+                || l.starts_with("Demo telemetry")
+                || l.as_str() == LAST_LINE)
+        })
         .cloned()
         .collect()
 }
@@ -89,6 +101,20 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
         let context = format!("command:\n{command}\noutput:\n{output}");
         if command.starts_with("HASH=") || command.starts_with("PANEL=") {
             assert!(is_secret(output), "{context}");
+            named += 1;
+        } else if command.contains(" admin --data-dir ") {
+            // Run as the binary itself (the test runs it by path, not under cargo).
+            assert!(
+                command.starts_with(env!("CARGO_BIN_EXE_trackhouse")),
+                "{context}"
+            );
+            assert!(output.contains("Usage:"), "{context}");
+            assert!(output.contains("api-key"), "{context}");
+            named += 1;
+        } else if command.contains(" import ") {
+            let summary: Value = serde_json::from_str(output).expect(&context);
+            assert_eq!(summary["lines"], 10, "{context}");
+            assert_eq!(summary["rejected"], 0, "{context}");
             named += 1;
         } else if command.contains("/v2/api/key/delete") {
             let answer: Value = serde_json::from_str(output).expect(&context);
@@ -241,9 +267,9 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     let (outputs, hash, panel) = run_in_bash(&commands);
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
-    // HASH, PANEL, two key lists, sub-users, dealer info, key delete, intake,
-    // raw data read and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 12);
+    // HASH, PANEL, admin, two key lists, sub-users, dealer info, key delete,
+    // intake, import, raw data read and get_inputs, resampling, metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 14);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -263,5 +289,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 12);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 14);
 }

@@ -17,11 +17,14 @@ const STARTUP: Duration = Duration::from_secs(60);
 const SHUTDOWN: Duration = Duration::from_secs(30);
 
 /// The `trackhouse` binary, with no `TRACKHOUSE_*` variable of the caller's
-/// environment, so that only the flags a test passes take effect.
+/// environment, so that only the flags a test passes take effect, and none of
+/// the `CARGO_*` ones `cargo test` sets, so that it runs as if started by hand
+/// (under `cargo run` the demo prints `cargo run` commands).
 pub(crate) fn trackhouse() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_trackhouse"));
     for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("TRACKHOUSE_") {
+        let key_text = key.to_string_lossy();
+        if key_text.starts_with("TRACKHOUSE_") || key_text.starts_with("CARGO_") {
             cmd.env_remove(key);
         }
     }
