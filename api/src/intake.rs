@@ -7,39 +7,140 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
-use axum::routing::{MethodRouter, post};
+use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use ingest::intake::{self, LineRules, ParsedLine, RejectedLine, TrackerRef};
 use platform::Secret;
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
 
+use crate::answer::{Answer, Schemas, Success};
+use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
 use crate::{ApiError, ApiResult, AppState};
 
-pub(crate) fn router() -> Router<AppState> {
-    let endpoint: MethodRouter<AppState> = post(messages).fallback(crate::route::wrong_method);
-    Router::new()
-        .route("/ingest/v1/messages", endpoint.clone())
-        .route("/ingest/v1/messages/", endpoint)
+pub(crate) fn routes() -> Vec<Route> {
+    vec![Route::custom(
+        "/ingest/v1/messages",
+        post(messages),
+        CallDoc {
+            summary: "Send device messages",
+            description: "NDJSON, one message per line (`IntakeLine`), plain or with \
+                `Content-Encoding: gzip` or `zstd`. Answered once every accepted line is durable \
+                (WAL, fsync) and visible to reads. A bad line is rejected on its own, with its \
+                line number and code (7 naming the field, 201 unknown tracker, 208 blocked); \
+                the rest is stored. Sending a body again stores nothing and counts duplicates.",
+            methods: &["post"],
+            request: RequestDoc::Body {
+                media_type: "application/x-ndjson",
+                schema: body_schema,
+                headers: || {
+                    vec![json!({
+                        "name": "Content-Encoding", "in": "header", "required": false,
+                        "description": "`gzip` or `zstd` for a compressed body; none or `identity` for plain NDJSON.",
+                        "schema": { "type": "string", "enum": ["identity", "gzip", "x-gzip", "zstd"] }
+                    })]
+                },
+            },
+            access: AccessDoc {
+                credential: Credential::IngestToken,
+                codes: vec![ErrorCode::ServiceAuth, ErrorCode::WrongHash],
+            },
+            errors: vec![
+                ErrorCode::WrongRequestFormat,
+                ErrorCode::QueueUnavailable,
+                ErrorCode::TooLargeRequest,
+                ErrorCode::Database,
+                ErrorCode::DatabaseUnavailable,
+                ErrorCode::CannotSaveFile,
+            ],
+            answer: Success::<Outcome>::describe,
+        },
+    )]
 }
 
-#[derive(Debug, Serialize)]
-struct Answer {
-    success: bool,
+/// What the intake did with a body.
+#[derive(Debug, Serialize, ToSchema)]
+struct Outcome {
+    /// Messages stored.
     accepted: usize,
+    /// Messages stored before (same tracker, message time and content), not stored again.
     duplicates: usize,
-    rejected: Vec<RejectedLine>,
+    /// Lines refused, by line number.
+    rejected: Vec<Rejection>,
+}
+
+/// A line refused.
+#[derive(Debug, Serialize, ToSchema)]
+struct Rejection {
+    /// Line number in the body, from 1.
+    #[schema(minimum = 1)]
+    line: usize,
+    /// The platform error code: 7 invalid field, 201 unknown or deleted tracker, 208 blocked tracker.
+    code: u16,
+    /// What is wrong, naming the field.
+    description: String,
+}
+
+impl From<RejectedLine> for Rejection {
+    fn from(line: RejectedLine) -> Self {
+        Self {
+            line: line.line,
+            code: line.code,
+            description: line.description,
+        }
+    }
+}
+
+/// The NDJSON body; one line is an `IntakeLine`.
+fn body_schema(schemas: &mut Schemas) -> Value {
+    let number = json!({ "type": "number" });
+    let int = json!({ "type": "integer" });
+    let time = json!({ "type": "string", "description": "ISO 8601 with an offset (`Z`, `+HH:MM`, `+HHMM`, `+HH`), or milliseconds since the epoch." });
+    schemas.insert(
+        "IntakeLine",
+        json!({
+            "type": "object",
+            "description": "One device message: the raw data columns (spec document 3) and `tracker_id` or `device_id`.",
+            "required": ["msg_time"],
+            "properties": {
+                "tracker_id": { "type": "integer", "minimum": 1, "description": "The tracker's id; or `device_id`." },
+                "device_id": { "type": "string", "description": "The tracker's device id (IMEI); or `tracker_id`." },
+                "msg_time": time,
+                "server_time": { "type": "string", "description": "Only with a backfill ingest token: when the message first reached a server." },
+                "gps_fix_type": { "enum": ["UNKNOWN", "NO_FIX", "HAS_FIX", "LAST_KNOWN_POSITION"] },
+                "lat": { "type": "number", "minimum": -90, "maximum": 90 },
+                "lng": { "type": "number", "minimum": -180, "maximum": 180 },
+                "speed": number, "alt": int, "satellites": int, "heading": int, "precision": int,
+                "hdop": number, "pdop": number, "event_id": int,
+                "mn_name": { "type": "string" }, "mn_roaming": int, "mn_code": int, "mn_csq": int,
+                "mn_type": { "enum": ["UNKNOWN", "GSM", "CDMA", "WCDMA", "LTE", "NR"] },
+                "flags": int,
+                "discrete_inputs": { "type": "object", "description": "Number (from 1) to 0 or 1.", "additionalProperties": { "enum": [0, 1] } },
+                "discrete_outputs": { "type": "object", "description": "Number (from 1) to 0 or 1.", "additionalProperties": { "enum": [0, 1] } },
+                "inputs": { "type": "object", "description": "Metering inputs by name.", "additionalProperties": { "type": "number" } },
+                "states": { "type": "object", "description": "Device states by name.", "additionalProperties": { "type": ["boolean", "number", "string"] } }
+            }
+        }),
+    );
+    json!({
+        "type": "string",
+        "description": "NDJSON: one JSON object per line, each an `IntakeLine` (components/schemas/IntakeLine).",
+        "examples": [
+            "{\"device_id\":\"356307042441013\",\"msg_time\":\"2024-06-01T07:00:00Z\",\"lat\":43.25,\"lng\":76.95,\"speed\":42.5,\"inputs\":{\"lls_level_1\":1024},\"states\":{\"ignition\":true}}\n"
+        ]
+    })
 }
 
 async fn messages(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<axum::Json<Answer>> {
+) -> ApiResult<Success<Outcome>> {
     let token = bearer(&headers)?;
     let token = state
         .inner
@@ -99,11 +200,10 @@ async fn messages(
     rejected.sort_by_key(|r| r.line);
     state.inner.ingest.count_rejected(rejected.len());
     let outcome = state.inner.ingest.write(messages).await?;
-    Ok(axum::Json(Answer {
-        success: true,
+    Ok(Success(Outcome {
         accepted: outcome.accepted,
         duplicates: outcome.duplicates,
-        rejected,
+        rejected: rejected.into_iter().map(Rejection::from).collect(),
     }))
 }
 

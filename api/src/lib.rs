@@ -15,14 +15,15 @@
 //!
 //! This crate owns no records (that is `platform`) and no telemetry storage.
 
+mod answer;
 mod error;
 mod intake;
 mod limits;
 mod metrics;
+mod openapi;
 mod panel;
 mod params;
 mod raw_data;
-mod reply;
 mod resampling;
 mod route;
 mod server;
@@ -31,5 +32,4 @@ mod v2;
 
 pub use error::{ApiError, ApiResult, ParamIssue};
 pub use limits::{Rate, RateLimitConfig};
-pub use reply::Reply;
-pub use server::{ApiConfig, AppState, Server, app};
+pub use server::{ApiConfig, AppState, Server, app, openapi_document, openapi_text};

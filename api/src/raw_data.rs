@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::body::Body;
 use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
 use platform::UserAuth;
 use query::columns::{inner_candidates, plan_columns, present_inner_columns};
 use query::export::{Format, TimeFormat, export_stream};
@@ -13,37 +12,125 @@ use query::scan::{ScanRequest, scan};
 use query::time_range::{SelectionParams, TimeContext, TimeError, parse_selection};
 use schemas::columns::InnerKind;
 use schemas::{ErrorCode, TelemetrySource, TrackerId};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+use crate::answer::{Media, MediaKind, Success, json_schema};
 use crate::route::{Params, Route, User};
-use crate::{ApiError, ApiResult, AppState, Reply};
+use crate::{ApiError, ApiResult, AppState};
+
+/// Errors of both calls beyond the access's (spec document 3).
+const TRACKER_ERRORS: [ErrorCode; 3] = [
+    ErrorCode::NotFoundInDatabase,
+    ErrorCode::EntityNotFound,
+    ErrorCode::DeviceBlocked,
+];
 
 pub(crate) fn routes() -> Vec<Route> {
     vec![
-        Route::with_headers("/dwh/v1/tracker/raw_data/read", User::any(), read),
+        Route::with_headers("/dwh/v1/tracker/raw_data/read", User::any(), read)
+            .doc(
+                "Export a tracker's raw data",
+                "The tracker's messages in a message-time range (and optionally a server-time \
+                 range), as CSV (spec document 3, clarifications 13-16), Parquet \
+                 (`format: parquet`, clarification 17) or NDJSON (`format: ndjson` or \
+                 `Accept: application/x-ndjson`), streamed as read. `msg_time` comes first, then \
+                 the columns in the order asked; `inputs.*`, `states.*`, `discrete_inputs.*` and \
+                 `discrete_outputs.*` expand to the inner columns present in the range. Data older \
+                 than the plan's store period is not returned.",
+            )
+            .errors(&TRACKER_ERRORS)
+            .errors(&[ErrorCode::TimeSpanTooBig]),
         Route::new(
             "/dwh/v1/tracker/raw_data/get_inputs",
             User::any(),
             get_inputs,
-        ),
+        )
+        .doc(
+            "The inputs and states a tracker reports",
+            "Names of the metering inputs and states the tracker has reported within its store \
+             period, and the counts of discrete inputs and outputs; of inputs of one type only the \
+             highest index is listed (`lls_level_4` implies 1 to 3). No device data.",
+        )
+        .errors(&TRACKER_ERRORS),
     ]
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 struct ReadParams {
+    /// The tracker.
     tracker_id: i64,
+    /// Start of message time (inclusive), ISO 8601 with an offset; with `iso_datetime: false`,
+    /// `YYYY-MM-DD HH:MM:SS` in the account's zone. Excludes `interval`.
+    #[schema(example = "2024-06-01T00:00:00Z")]
     from: Option<String>,
+    /// End of message time (exclusive), after `from`.
+    #[schema(example = "2024-06-02T00:00:00Z")]
     to: Option<String>,
+    /// Instead of `from` and `to`: an ISO 8601 interval (`<start>/<end>`, `<start>/<duration>`,
+    /// `<duration>/<end>`, or a duration ending now).
+    #[schema(example = "2024-06-01T00:00:00Z/P1D")]
     interval: Option<String>,
+    /// The columns after `msg_time`: simple columns (`lat`, `speed`, `server_time`…), inner
+    /// values (`inputs.<name>`, `states.<name>`, `discrete_inputs.<n>`, `flags.location_valid`),
+    /// whole complex columns as JSON (`inputs`), and expansions (`inputs.*`).
     #[serde(default)]
+    #[schema(required = true, min_items = 1, example = json!(["lat", "lng", "speed", "inputs.*"]))]
     columns: Vec<String>,
+    /// Also filter by server time: `<from>/<to>`, `{"from","to"}` or `{"interval"}`.
+    #[schema(schema_with = server_time_filter_schema)]
     server_time_filter: Option<serde_json::Value>,
+    /// `false`: times written `YYYY-MM-DD HH:MM:SS` and read that way in the account's zone.
+    #[schema(default = true)]
     iso_datetime: Option<bool>,
+    /// An IANA zone for the output times (the account's zone by default).
+    #[schema(example = "Asia/Almaty")]
     time_zone: Option<String>,
+    /// `csv` (default), `parquet` or `ndjson`.
+    #[schema(schema_with = format_schema)]
     format: Option<String>,
 }
 
 impl Params for ReadParams {}
+
+fn format_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    json_schema(serde_json::json!({
+        "description": "`csv` (the default), `parquet` or `ndjson`.",
+        "type": ["string", "null"],
+        "enum": ["csv", "parquet", "ndjson", null]
+    }))
+}
+
+fn server_time_filter_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    json_schema(serde_json::json!({
+        "description": "A server-time range: `<from>/<to>` (either an ISO 8601 interval), \
+            `{\"from\": …, \"to\": …}`, or `{\"interval\": …}`.",
+        "oneOf": [
+            { "type": "string", "examples": ["2024-06-01T00:00:00Z/2024-06-02T00:00:00Z"] },
+            { "type": "object", "required": ["from", "to"],
+              "properties": { "from": { "type": "string" }, "to": { "type": "string" } } },
+            { "type": "object", "required": ["interval"],
+              "properties": { "interval": { "type": "string" } } },
+            { "type": "null" }
+        ]
+    }))
+}
+
+/// The raw data export's body: CSV, Parquet or NDJSON.
+#[derive(Debug)]
+struct Export;
+
+impl MediaKind for Export {
+    const DESCRIPTION: &'static str = "The rows, streamed: CSV (a header row of quoted column \
+        names; text and times quoted, null `\\N`), a Parquet file, or NDJSON (one object per row).";
+    fn content() -> serde_json::Value {
+        serde_json::json!({
+            "text/csv": { "schema": { "type": "string" } },
+            "application/vnd.apache.parquet": { "schema": { "type": "string", "contentEncoding": "binary" } },
+            "application/x-ndjson": { "schema": { "type": "string" } }
+        })
+    }
+}
 
 impl From<TimeError> for ApiError {
     fn from(err: TimeError) -> Self {
@@ -104,7 +191,7 @@ async fn read(
     caller: UserAuth,
     p: ReadParams,
     headers: HeaderMap,
-) -> ApiResult<Response> {
+) -> ApiResult<Media<Export>> {
     let tracker = state
         .store()
         .tracker_for(&caller, TrackerId(p.tracker_id))
@@ -176,16 +263,29 @@ async fn read(
         output,
         batches,
     )?;
-    Ok((
+    Ok(Media::new((
         [(header::CONTENT_TYPE, output.content_type())],
         Body::from_stream(chunks),
-    )
-        .into_response())
+    )))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 struct InputsParams {
+    /// The tracker.
     tracker_id: i64,
+}
+
+/// What a tracker reports.
+#[derive(Debug, Serialize, ToSchema)]
+struct Inputs {
+    /// How many discrete inputs (the highest number seen).
+    discrete_inputs: u32,
+    /// How many discrete outputs (the highest number seen).
+    discrete_outputs: u32,
+    /// Metering inputs, the highest index of each type, sorted.
+    inputs: Vec<String>,
+    /// State names, sorted.
+    states: Vec<String>,
 }
 
 impl Params for InputsParams {}
@@ -193,7 +293,11 @@ impl Params for InputsParams {}
 /// Inputs and states the tracker has reported within its store period, from
 /// the catalog and the memtable (no data scan); indexed inputs collapsed to
 /// their highest index (clarification 18).
-async fn get_inputs(state: AppState, caller: UserAuth, p: InputsParams) -> ApiResult<Reply> {
+async fn get_inputs(
+    state: AppState,
+    caller: UserAuth,
+    p: InputsParams,
+) -> ApiResult<Success<Inputs>> {
     let tracker = state
         .store()
         .tracker_for(&caller, TrackerId(p.tracker_id))
@@ -238,23 +342,18 @@ async fn get_inputs(state: AppState, caller: UserAuth, p: InputsParams) -> ApiRe
     }
     let mut inputs: Vec<String> = inputs.into_values().map(|(_, name)| name).collect();
     inputs.sort();
-    Reply::ok()
-        .with(
-            "discrete_inputs",
-            discrete
-                .get(&InnerKind::DiscreteInputs)
-                .copied()
-                .unwrap_or(0),
-        )?
-        .with(
-            "discrete_outputs",
-            discrete
-                .get(&InnerKind::DiscreteOutputs)
-                .copied()
-                .unwrap_or(0),
-        )?
-        .with("inputs", inputs)?
-        .with("states", states)
+    Ok(Success(Inputs {
+        discrete_inputs: discrete
+            .get(&InnerKind::DiscreteInputs)
+            .copied()
+            .unwrap_or(0),
+        discrete_outputs: discrete
+            .get(&InnerKind::DiscreteOutputs)
+            .copied()
+            .unwrap_or(0),
+        inputs,
+        states: states.into_iter().collect(),
+    }))
 }
 
 /// `lls_level_4` → (`lls_level`, 4); a name without a numeric suffix is its own stem.

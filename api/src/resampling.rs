@@ -23,7 +23,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, StringViewArray, UInt8Array};
 use arrow::buffer::BooleanBuffer;
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use chrono::TimeZone as _;
 use platform::{FuelSensor, Tracker, UserAuth};
 use query::series::{Readings, read_series};
@@ -34,7 +33,9 @@ use resample::{DeltaMs, Grid, Method, Rule, Series};
 use schemas::{ErrorCode, TelemetrySource, TrackerId};
 use serde::Deserialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
+use crate::answer::{Media, MediaKind, json_schema};
 use crate::route::{Params, Route, User};
 
 mod gather;
@@ -44,22 +45,95 @@ use gather::Scratch;
 pub(crate) use gather::ScratchPool;
 
 pub(crate) fn routes() -> Vec<Route> {
-    vec![Route::new(
-        "/eco_fleet/v1/trackers/{tracker_id}/resampling",
-        User::any(),
-        resampling,
-    )]
+    vec![
+        Route::new(
+            "/eco_fleet/v1/trackers/{tracker_id}/resampling",
+            User::any(),
+            resampling,
+        )
+        .doc(
+            "Resample fuel, speed, movement and position",
+            "The tracker's fuel level (one column per calibrated fuel sensor, litres), speed \
+             (km/h), movement (0 parking, 1 moving, 2 idle), longitude and latitude on a uniform \
+             grid of `step_size` minutes over `interval` (the last week by default), each filled \
+             by its `resampling_method` (spec document 3, clarifications 21-28). CSV; `Time` in \
+             the tracker's zone.",
+        )
+        .errors(&[
+            ErrorCode::EntityNotFound,
+            ErrorCode::DeviceBlocked,
+            ErrorCode::TimeSpanTooBig,
+            ErrorCode::MissingCalibration,
+        ]),
+    ]
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 struct ResamplingParams {
+    /// The tracker.
     tracker_id: i64,
+    /// The analysed period, an ISO 8601 interval; the last week (`P7D`) ending now by default.
+    #[schema(example = "2024-06-01T00:00:00Z/2024-06-08T00:00:00Z")]
     interval: Option<String>,
+    /// The grid step, minutes.
+    #[schema(schema_with = step_size_schema)]
     step_size: Option<Value>,
+    /// One rule per data type.
+    #[schema(schema_with = resampling_props_schema)]
     resampling_props: Option<Value>,
 }
 
 impl Params for ResamplingParams {}
+
+fn step_size_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    json_schema(serde_json::json!({
+        "type": "integer",
+        "description": "The grid step, whole minutes.",
+        "minimum": 1,
+        "maximum": MAX_STEP_MINUTES,
+        "examples": [15]
+    }))
+}
+
+fn resampling_props_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    json_schema(serde_json::json!({
+        "type": "array",
+        "description": "One rule per data type; the CSV has the columns of the types given.",
+        "minItems": 1,
+        "maxItems": 5,
+        "items": {
+            "type": "object",
+            "required": ["data_type", "resampling_method"],
+            "properties": {
+                "data_type": { "type": "string", "enum": ["FUEL", "SPEED", "MOVEMENT", "LNG", "LAT"] },
+                "resampling_method": {
+                    "type": "string",
+                    "enum": ["FOLLOWING", "PREVIOUS", "MEDIAN_IN_WINDOW", "AVERAGE_IN_WINDOW", "AVERAGE"]
+                },
+                "delta": {
+                    "type": ["integer", "null"], "minimum": 0, "maximum": MAX_DELTA_SECONDS,
+                    "description": "Seconds; required by MEDIAN_IN_WINDOW and AVERAGE_IN_WINDOW."
+                },
+                "fixed_value": {
+                    "type": ["number", "null"],
+                    "description": "The value where the window holds no reading."
+                }
+            }
+        }
+    }))
+}
+
+/// The resampling's CSV.
+#[derive(Debug)]
+struct ResampledCsv;
+
+impl MediaKind for ResampledCsv {
+    const DESCRIPTION: &'static str = "CSV: `Time`, then a column per fuel sensor, `SPEED`, \
+        `MOVEMENT`, `LNG`, `LAT`, as the rules ask; empty where no value.";
+    fn content() -> Value {
+        serde_json::json!({ "text/csv": { "schema": { "type": "string" } } })
+    }
+}
 
 /// The data types of `resampling_props`, in the order of the CSV columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -261,7 +335,11 @@ fn parse_props(value: Option<&Value>) -> ApiResult<Vec<(DataType, Rule)>> {
     Ok(props)
 }
 
-async fn resampling(state: AppState, caller: UserAuth, p: ResamplingParams) -> ApiResult<Response> {
+async fn resampling(
+    state: AppState,
+    caller: UserAuth,
+    p: ResamplingParams,
+) -> ApiResult<Media<ResampledCsv>> {
     // Document 3 answers 204 for any tracker id that is not the caller's.
     let tracker = match state
         .store()
@@ -346,7 +424,10 @@ async fn resampling(state: AppState, caller: UserAuth, p: ResamplingParams) -> A
     })
     .await
     .map_err(|e| internal(format!("resampling task: {e}")))??;
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], csv).into_response())
+    Ok(Media::new((
+        [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+        csv,
+    )))
 }
 
 /// A server fault: logged with its chain, answered as code 6.

@@ -1,10 +1,18 @@
-//! The one way to declare a call: its path, who may make it, its parameters, its handler.
+//! The one way to declare a call: its path, who may make it, its parameters,
+//! its answer, its own error codes, its handler; the OpenAPI document is made
+//! from the same declarations (see `openapi`).
 //!
 //! ```text
 //! Route::new("/v2/api/key/create", Session::master(), create)
+//!     .doc("Create an API key", "…")
+//!     .errors(&[ErrorCode::OverQuota])
 //! Route::new("/v2/subuser/list", User::needs(Right::Admin).feature(Feature::MultilevelAccess, AllTrackers), list)
 //! Route::new("/v2/panel/dealer/get_info", Panel::needs(Permission::BaseGetDealerInfo), get_info)
 //! ```
+//!
+//! The parameter type (`ToSchema`) gives the parameters of the three request
+//! forms, the handler's [`Answer`] the success, the access its security scheme
+//! and codes, and `errors` the codes only the call itself can answer.
 //!
 //! Every call then runs the same steps, each with its own error code:
 //! read the parameters from JSON, form or query (5, 9) → credential (3, 4,
@@ -23,7 +31,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::MethodRouter;
 use schemas::ErrorCode;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
+use crate::answer::{Answer, Schemas};
 use crate::params::{self, Input};
 use crate::{ApiError, ApiResult, AppState};
 
@@ -52,6 +62,9 @@ pub(crate) trait Access: Clone + Send + Sync + 'static {
     /// What the handler learns about the caller.
     type Caller: Send + Sync + 'static;
 
+    /// The credential it takes and the codes it can refuse with, for the document.
+    fn doc(&self) -> AccessDoc;
+
     /// Lets the caller in or says why not.
     fn admit(
         &self,
@@ -70,22 +83,121 @@ pub(crate) trait Access: Clone + Send + Sync + 'static {
     }
 }
 
-/// A call's parameters, read leniently from any request form.
+/// A call's parameters, read leniently from any request form; their
+/// `ToSchema` derive documents them (types, limits, enums).
 ///
 /// Calls whose plan-feature check depends on the trackers they name will add
 /// a method here that names them.
-pub(crate) trait Params: DeserializeOwned + Send + Sync + 'static {}
+pub(crate) trait Params:
+    DeserializeOwned + utoipa::ToSchema + Send + Sync + 'static
+{
+}
 
 /// Parameters of calls that take none but the credential.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
 pub(crate) struct NoParams {}
 
 impl Params for NoParams {}
 
-/// A declared call, ready to be mounted.
+/// The credential a call takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Credential {
+    /// None (logins, health, the document itself).
+    None,
+    /// An API key, or a user session (deprecated there).
+    ApiKey,
+    /// A user session from `/v2/user/auth`.
+    UserSession,
+    /// A panel session from `/v2/panel/account/auth`.
+    PanelSession,
+    /// An ingest token, as `Authorization: Bearer`.
+    IngestToken,
+}
+
+impl Credential {
+    /// Its name in the document (`x-trackhouse-credential`).
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ApiKey => "api_key",
+            Self::UserSession => "user_session",
+            Self::PanelSession => "panel_session",
+            Self::IngestToken => "ingest_token",
+        }
+    }
+}
+
+/// What an access tells the document.
+#[derive(Debug, Clone)]
+pub(crate) struct AccessDoc {
+    pub(crate) credential: Credential,
+    /// Codes it refuses with (bad credential, rate, rights, plan).
+    pub(crate) codes: Vec<ErrorCode>,
+}
+
+/// How a call takes its input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RequestDoc {
+    /// Parameters in any of the three forms (JSON body, form body, query), read leniently.
+    Params(fn(&mut Schemas) -> Value),
+    /// A body of one media type, with header parameters.
+    Body {
+        media_type: &'static str,
+        schema: fn(&mut Schemas) -> Value,
+        headers: fn() -> Vec<Value>,
+    },
+    /// Nothing.
+    Nothing,
+}
+
+/// Everything the OpenAPI document says of a call.
+#[derive(Debug, Clone)]
+pub(crate) struct CallDoc {
+    pub(crate) summary: &'static str,
+    pub(crate) description: &'static str,
+    /// The methods it answers (the lenient calls: GET and POST alike).
+    pub(crate) methods: &'static [&'static str],
+    pub(crate) request: RequestDoc,
+    pub(crate) access: AccessDoc,
+    /// Codes of the call itself, beyond those of its access and its input.
+    pub(crate) errors: Vec<ErrorCode>,
+    pub(crate) answer: fn(&mut Schemas) -> Value,
+}
+
+impl CallDoc {
+    /// Every code the call can answer: the access's, the input's, its own, and
+    /// the server faults any call can meet.
+    pub(crate) fn codes(&self) -> Vec<ErrorCode> {
+        let input: &[ErrorCode] = match self.request {
+            RequestDoc::Params(_) => &[
+                ErrorCode::WrongRequestFormat,
+                ErrorCode::InvalidParameters,
+                ErrorCode::TooLargeRequest,
+                ErrorCode::Database,
+                ErrorCode::DatabaseUnavailable,
+            ],
+            RequestDoc::Body { .. } | RequestDoc::Nothing => &[],
+        };
+        let mut codes: Vec<ErrorCode> = self
+            .access
+            .codes
+            .iter()
+            .chain(input)
+            .chain(&self.errors)
+            .chain(&[ErrorCode::Unexpected])
+            .copied()
+            .collect();
+        codes.sort_by_key(|c| c.number());
+        codes.dedup();
+        codes
+    }
+}
+
+/// A declared call, ready to be mounted and documented.
 pub(crate) struct Route {
-    path: &'static str,
+    pub(crate) path: &'static str,
     endpoint: MethodRouter<AppState>,
+    pub(crate) doc: CallDoc,
 }
 
 impl Route {
@@ -96,7 +208,7 @@ impl Route {
         P: Params,
         F: Fn(AppState, A::Caller, P) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = ApiResult<R>> + Send + 'static,
-        R: IntoResponse,
+        R: Answer,
     {
         Self::with_headers(path, access, move |state, caller, params, _: HeaderMap| {
             handler(state, caller, params)
@@ -111,8 +223,17 @@ impl Route {
         P: Params,
         F: Fn(AppState, A::Caller, P, HeaderMap) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = ApiResult<R>> + Send + 'static,
-        R: IntoResponse,
+        R: Answer,
     {
+        let doc = CallDoc {
+            summary: "",
+            description: "",
+            methods: &["get", "post"],
+            request: RequestDoc::Params(|schemas| schemas.inline::<P>()),
+            access: access.doc(),
+            errors: Vec::new(),
+            answer: R::describe,
+        };
         let endpoint = move |State(state): State<AppState>, request: Request| {
             let access = access.clone();
             let handler = handler.clone();
@@ -122,7 +243,38 @@ impl Route {
             .get(endpoint.clone())
             .post(endpoint)
             .fallback(wrong_method);
-        Self { path, endpoint }
+        Self {
+            path,
+            endpoint,
+            doc,
+        }
+    }
+
+    /// A call with an endpoint of its own (not the lenient parameters), fully
+    /// described by `doc`; other methods than the ones it routes answer 112.
+    pub(crate) fn custom(
+        path: &'static str,
+        endpoint: MethodRouter<AppState>,
+        doc: CallDoc,
+    ) -> Self {
+        Self {
+            path,
+            endpoint: endpoint.fallback(wrong_method),
+            doc,
+        }
+    }
+
+    /// The call's summary (a line) and description (Markdown).
+    pub(crate) fn doc(mut self, summary: &'static str, description: &'static str) -> Self {
+        self.doc.summary = summary;
+        self.doc.description = description;
+        self
+    }
+
+    /// The error codes only this call answers (its access and input add theirs).
+    pub(crate) fn errors(mut self, codes: &[ErrorCode]) -> Self {
+        self.doc.errors.extend_from_slice(codes);
+        self
     }
 
     /// Adds the call to a router, with and without a trailing slash.
@@ -145,7 +297,7 @@ where
     P: Params,
     F: Fn(AppState, A::Caller, P, HeaderMap) -> Fut,
     Fut: Future<Output = ApiResult<R>>,
-    R: IntoResponse,
+    R: Answer,
 {
     let (mut parts, body) = request.into_parts();
     // Path parameters (`/trackers/{tracker_id}/…`) join the query and body ones, and win.

@@ -1,6 +1,6 @@
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::Router;
@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use bytes::Bytes;
 use ingest::Ingest;
 use platform::Store;
 use prometheus_client::registry::Registry;
@@ -15,9 +16,11 @@ use schemas::ErrorCode;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::answer::{Answer, Done, Media, MediaKind, Success};
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
-use crate::{ApiError, RateLimitConfig, Reply, route};
+use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
+use crate::{ApiError, RateLimitConfig, route};
 
 /// Settings of the HTTP interfaces.
 #[derive(Debug, Clone)]
@@ -79,6 +82,8 @@ pub(crate) struct Inner {
     pub(crate) limits: RateLimits,
     pub(crate) metrics: Metrics,
     registry: Registry,
+    /// `/openapi.json`, made on first request.
+    openapi: OnceLock<Bytes>,
 }
 
 impl AppState {
@@ -105,6 +110,7 @@ impl AppState {
                 limits,
                 metrics,
                 registry,
+                openapi: OnceLock::new(),
             }),
         }
     }
@@ -118,20 +124,50 @@ impl AppState {
     pub fn store(&self) -> &Store {
         &self.inner.store
     }
+
+    /// The OpenAPI document, as served.
+    pub(crate) fn openapi_document(&self) -> &Bytes {
+        self.inner
+            .openapi
+            .get_or_init(|| Bytes::from(openapi_text().into_bytes()))
+    }
+}
+
+/// Every call the server answers, each declared once: mounted by [`app`] and
+/// described by [`openapi_document`] from the same list.
+pub(crate) fn routes() -> Vec<Route> {
+    [
+        crate::v2::routes(),
+        crate::panel::routes(),
+        crate::raw_data::routes(),
+        crate::resampling::routes(),
+        crate::intake::routes(),
+        service_routes(),
+        crate::openapi::routes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The OpenAPI 3.1 document of every call the server answers.
+pub fn openapi_document() -> serde_json::Value {
+    crate::openapi::document(&routes())
+}
+
+/// [`openapi_document`] as `docs/openapi.json` holds it: pretty, with a final newline.
+pub fn openapi_text() -> String {
+    let mut text = serde_json::to_string_pretty(&openapi_document()).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// The router of every interface, with its state.
 pub fn app(state: AppState) -> Router {
-    let routes = crate::v2::routes()
+    let router = routes()
         .into_iter()
-        .chain(crate::panel::routes())
-        .chain(crate::raw_data::routes())
-        .chain(crate::resampling::routes());
-    let router = routes.fold(Router::new(), |router, route| route.mount(router));
+        .fold(Router::new(), |router, route| route.mount(router));
     router
-        .merge(crate::intake::router())
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
         .fallback(route::unknown_path)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -140,9 +176,57 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn healthz(State(state): State<AppState>) -> Result<Reply, ApiError> {
+/// `/healthz` and `/metrics`.
+fn service_routes() -> Vec<Route> {
+    vec![
+        Route::custom(
+            "/healthz",
+            get(healthz),
+            CallDoc {
+                summary: "Health",
+                description: "Answers `{\"success\":true}` while the server can reach its platform store.",
+                methods: &["get"],
+                request: RequestDoc::Nothing,
+                access: AccessDoc {
+                    credential: Credential::None,
+                    codes: Vec::new(),
+                },
+                errors: vec![ErrorCode::Database, ErrorCode::DatabaseUnavailable],
+                answer: Success::<Done>::describe,
+            },
+        ),
+        Route::custom(
+            "/metrics",
+            get(metrics),
+            CallDoc {
+                summary: "Prometheus metrics",
+                description: "Requests and errors by code, intake, WAL, flushes, files, compactions, limits: the Prometheus text format.",
+                methods: &["get"],
+                request: RequestDoc::Nothing,
+                access: AccessDoc {
+                    credential: Credential::None,
+                    codes: Vec::new(),
+                },
+                errors: Vec::new(),
+                answer: Media::<PrometheusText>::describe,
+            },
+        ),
+    ]
+}
+
+#[derive(Debug)]
+struct PrometheusText;
+
+impl MediaKind for PrometheusText {
+    const DESCRIPTION: &'static str = "The Prometheus text exposition format (version 0.0.4).";
+    fn content() -> serde_json::Value {
+        serde_json::json!({ "text/plain": { "schema": { "type": "string" } } })
+    }
+}
+
+async fn healthz(State(state): State<AppState>) -> Result<Success<Done>, ApiError> {
     state.inner.store.ping().await?;
-    Ok(Reply::ok())
+    Ok(Success::done())
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {

@@ -28,7 +28,7 @@ pub struct NewDealer {
 }
 
 /// The dealer info of `/panel/dealer/get_info`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DealerInfo {
     /// Dealer id.
     pub id: i64,

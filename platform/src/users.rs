@@ -48,7 +48,7 @@ pub struct NewSubuser {
 }
 
 /// A sub-user as the sub-user list answers it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct Subuser {
     /// Id.
     pub id: i64,

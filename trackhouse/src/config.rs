@@ -29,6 +29,17 @@ pub(crate) enum Command {
     /// Send NDJSON files (plain, `.gz`, or `-` for standard input) to a server's intake in
     /// large zstd-compressed batches; prints one JSON summary, exit status 0 only if no line was rejected.
     Import(ImportArgs),
+    /// Print the OpenAPI 3.1 document of every call the server answers (as served at
+    /// `/openapi.json`), or write it to a file: `trackhouse openapi --out docs/openapi.json`.
+    Openapi(OpenapiArgs),
+}
+
+/// Options of `trackhouse openapi`.
+#[derive(Debug, Args)]
+pub(crate) struct OpenapiArgs {
+    /// Write the document to this file instead of standard output.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// Options of a serving process.

@@ -30,6 +30,31 @@ async fn main() -> ExitCode {
         }
         Command::Admin(args) => admin::run(args).await,
         Command::Import(args) => import::run(args).await,
+        Command::Openapi(args) => openapi(&args),
+    }
+}
+
+/// `trackhouse openapi [--out FILE]`.
+fn openapi(args: &config::OpenapiArgs) -> ExitCode {
+    let text = api::openapi_text();
+    let written = match &args.out {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| format!("writing {}: {e}", path.display()))
+        }
+        None => {
+            use std::io::Write as _;
+            std::io::stdout()
+                .lock()
+                .write_all(text.as_bytes())
+                .map_err(|e| format!("writing to standard output: {e}"))
+        }
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("trackhouse openapi: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use platform::{CredentialKind, Feature, PanelAuth, Permission, Right, Secret, UserAuth};
 use schemas::ErrorCode;
 
-use super::{Access, Admitted, CallMeta, Params};
+use super::{Access, AccessDoc, Admitted, CallMeta, Credential, Params};
 use crate::limits::RateKey;
 use crate::{ApiError, ApiResult, AppState};
 
@@ -65,6 +65,13 @@ pub(crate) struct Public;
 impl Access for Public {
     type Caller = IpAddr;
 
+    fn doc(&self) -> AccessDoc {
+        AccessDoc {
+            credential: Credential::None,
+            codes: vec![ErrorCode::TooManyRequests],
+        }
+    }
+
     async fn admit(&self, state: &AppState, meta: CallMeta) -> ApiResult<Admitted<IpAddr>> {
         state.inner.limits.check(&RateKey::Ip(meta.client_ip))?;
         Ok(Admitted {
@@ -92,8 +99,28 @@ impl Session {
     }
 }
 
+/// What any check of a user credential can refuse with.
+const USER_CREDENTIAL_CODES: [ErrorCode; 5] = [
+    ErrorCode::WrongHash,
+    ErrorCode::CredentialNotFound,
+    ErrorCode::AccessDenied,
+    ErrorCode::UserNotActivated,
+    ErrorCode::TooManyRequests,
+];
+
 impl Access for Session {
     type Caller = (UserAuth, Secret);
+
+    fn doc(&self) -> AccessDoc {
+        let mut codes = USER_CREDENTIAL_CODES.to_vec();
+        if self.master_only {
+            codes.push(ErrorCode::OperationNotPermitted);
+        }
+        AccessDoc {
+            credential: Credential::UserSession,
+            codes,
+        }
+    }
 
     async fn admit(
         &self,
@@ -168,6 +195,21 @@ impl User {
 
 impl Access for User {
     type Caller = UserAuth;
+
+    fn doc(&self) -> AccessDoc {
+        let mut codes = USER_CREDENTIAL_CODES.to_vec();
+        codes.push(ErrorCode::ForbiddenForSessionType);
+        if self.right.is_some() {
+            codes.push(ErrorCode::OperationNotPermitted);
+        }
+        if self.feature.is_some() {
+            codes.push(ErrorCode::FeatureUnavailable);
+        }
+        AccessDoc {
+            credential: Credential::ApiKey,
+            codes,
+        }
+    }
 
     async fn admit(&self, state: &AppState, meta: CallMeta) -> ApiResult<Admitted<UserAuth>> {
         let auth = resolve(state, &meta, |secret| async move {
@@ -247,6 +289,22 @@ impl Panel {
 
 impl Access for Panel {
     type Caller = (PanelAuth, Secret);
+
+    fn doc(&self) -> AccessDoc {
+        let mut codes = vec![
+            ErrorCode::WrongHash,
+            ErrorCode::CredentialNotFound,
+            ErrorCode::AccessDenied,
+            ErrorCode::TooManyRequests,
+        ];
+        if self.permission.is_some() {
+            codes.push(ErrorCode::OperationNotPermitted);
+        }
+        AccessDoc {
+            credential: Credential::PanelSession,
+            codes,
+        }
+    }
 
     async fn admit(
         &self,
