@@ -96,11 +96,12 @@ impl From<RejectedLine> for Rejection {
     }
 }
 
-/// The NDJSON body; one line is an `IntakeLine`.
+/// The NDJSON body, documented as the array of its lines (OpenAPI 3.1 has no
+/// schema for a sequence of JSON texts); one line is an `IntakeLine`.
 fn body_schema(schemas: &mut Schemas) -> Value {
     let number = json!({ "type": "number" });
     let int = json!({ "type": "integer" });
-    let time = json!({ "type": "string", "description": "ISO 8601 with an offset (`Z`, `+HH:MM`, `+HHMM`, `+HH`), or milliseconds since the epoch." });
+    let time = json!({ "type": "string", "description": "`YYYY-MM-DDTHH:MM[:SS[.fff]]` with `Z` or an offset `±HH:MM`, `±HHMM`, `±HH` (clarification 16).", "examples": ["2024-06-01T07:00:00Z"] });
     schemas.insert(
         "IntakeLine",
         json!({
@@ -111,7 +112,7 @@ fn body_schema(schemas: &mut Schemas) -> Value {
                 "tracker_id": { "type": "integer", "minimum": 1, "description": "The tracker's id; or `device_id`." },
                 "device_id": { "type": "string", "description": "The tracker's device id (IMEI); or `tracker_id`." },
                 "msg_time": time,
-                "server_time": { "type": "string", "description": "Only with a backfill ingest token: when the message first reached a server." },
+                "server_time": { "type": "string", "description": "Only with a backfill ingest token: when the message first reached a server; as `msg_time`." },
                 "gps_fix_type": { "enum": ["UNKNOWN", "NO_FIX", "HAS_FIX", "LAST_KNOWN_POSITION"] },
                 "lat": { "type": "number", "minimum": -90, "maximum": 90 },
                 "lng": { "type": "number", "minimum": -180, "maximum": 180 },
@@ -128,11 +129,14 @@ fn body_schema(schemas: &mut Schemas) -> Value {
         }),
     );
     json!({
-        "type": "string",
-        "description": "NDJSON: one JSON object per line, each an `IntakeLine` (components/schemas/IntakeLine).",
-        "examples": [
-            "{\"device_id\":\"356307042441013\",\"msg_time\":\"2024-06-01T07:00:00Z\",\"lat\":43.25,\"lng\":76.95,\"speed\":42.5,\"inputs\":{\"lls_level_1\":1024},\"states\":{\"ignition\":true}}\n"
-        ]
+        "type": "array",
+        "description": "NDJSON: each item is one line, a JSON object (an `IntakeLine`); lines are \
+            separated by `\\n`. Bodies over the size limit are refused with code 9.",
+        "items": { "$ref": "#/components/schemas/IntakeLine" },
+        "examples": [[{
+            "device_id": "356307042441013", "msg_time": "2024-06-01T07:00:00Z", "lat": 43.25,
+            "lng": 76.95, "speed": 42.5, "inputs": { "lls_level_1": 1024 }, "states": { "ignition": true }
+        }]]
     })
 }
 

@@ -59,6 +59,7 @@ pub(crate) fn routes() -> Vec<Route> {
 #[derive(Debug, Deserialize, ToSchema)]
 struct ReadParams {
     /// The tracker.
+    #[schema(example = 1)]
     tracker_id: i64,
     /// Start of message time (inclusive), ISO 8601 with an offset; with `iso_datetime: false`,
     /// `YYYY-MM-DD HH:MM:SS` in the account's zone. Excludes `interval`.
@@ -272,6 +273,7 @@ async fn read(
 #[derive(Debug, Deserialize, ToSchema)]
 struct InputsParams {
     /// The tracker.
+    #[schema(example = 1)]
     tracker_id: i64,
 }
 

@@ -71,6 +71,7 @@ pub(crate) fn routes() -> Vec<Route> {
 #[derive(Debug, Deserialize, ToSchema)]
 struct ResamplingParams {
     /// The tracker.
+    #[schema(example = 1)]
     tracker_id: i64,
     /// The analysed period, an ISO 8601 interval; the last week (`P7D`) ending now by default.
     #[schema(example = "2024-06-01T00:00:00Z/2024-06-08T00:00:00Z")]

@@ -9,7 +9,7 @@ use crate::{Error, Result};
 macro_rules! text_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)* }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         pub enum $name {
             $($(#[$vdoc])* #[serde(rename = $text)] $variant,)*
         }
@@ -36,6 +36,20 @@ macro_rules! text_enum {
                 }
             }
         }
+
+        // By hand: a derive does not see the `rename` of a macro's literal and
+        // would document the variants' Rust names.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                let mut schema = utoipa::openapi::schema::Object::with_type(
+                    utoipa::openapi::schema::Type::String,
+                );
+                schema.enum_values = Some(vec![$(serde_json::Value::from($text)),*]);
+                utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(schema))
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

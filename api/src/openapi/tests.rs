@@ -223,3 +223,31 @@ fn the_committed_document_is_up_to_date() {
         path.display()
     );
 }
+
+/// The platform's text enums are documented as they are written on the wire
+/// (the fuzzer found `NotBlocked` documented for `NOT_BLOCKED`).
+#[test]
+fn enums_are_documented_as_sent() {
+    let doc = doc();
+    let schemas = &doc["components"]["schemas"];
+    let spelled = |all: &[&str]| json!(all);
+    assert_eq!(
+        schemas["BlockStatus"]["enum"],
+        spelled(
+            &platform::BlockStatus::ALL
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+        )
+    );
+    assert_eq!(
+        schemas["ContractType"]["enum"],
+        spelled(
+            &platform::ContractType::ALL
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+        )
+    );
+    assert_eq!(schemas["BlockStatus"]["enum"][0], "NOT_BLOCKED");
+}
