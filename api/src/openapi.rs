@@ -534,12 +534,17 @@ const REFERENCE_PAGE: &str = r#"<!doctype html>
 <script type="module" src="https://unpkg.com/rapidoc@9.3.8/dist/rapidoc-min.js"></script>
 </head>
 <body>
-<rapi-doc spec-url="openapi.json" render-style="read" show-header="false"
+<rapi-doc id="reference" render-style="read" show-header="false"
   allow-try="true" schema-style="table" default-schema-tab="schema"
   sort-tags="false" info-description-headings-in-navbar="true">
   <p slot="nav-logo" style="padding:8px 16px;font-weight:600">Trackhouse</p>
   <noscript>This page renders <a href="openapi.json">openapi.json</a> with RapiDoc, which needs JavaScript.</noscript>
 </rapi-doc>
+<script>
+  // The document sits beside this page: /openapi.json for /docs and /docs/ alike, under any prefix.
+  const here = location.pathname.endsWith("/") ? "../openapi.json" : "openapi.json";
+  document.getElementById("reference").setAttribute("spec-url", new URL(here, location.href).href);
+</script>
 </body>
 </html>
 "#;

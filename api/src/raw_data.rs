@@ -63,10 +63,10 @@ struct ReadParams {
     tracker_id: i64,
     /// Start of message time (inclusive), ISO 8601 with an offset; with `iso_datetime: false`,
     /// `YYYY-MM-DD HH:MM:SS` in the account's zone. Excludes `interval`.
-    #[schema(example = "2024-06-01T00:00:00Z")]
+    #[schema(format = DateTime, example = "2024-06-01T00:00:00Z")]
     from: Option<String>,
     /// End of message time (exclusive), after `from`.
-    #[schema(example = "2024-06-02T00:00:00Z")]
+    #[schema(format = DateTime, example = "2024-06-02T00:00:00Z")]
     to: Option<String>,
     /// Instead of `from` and `to`: an ISO 8601 interval (`<start>/<end>`, `<start>/<duration>`,
     /// `<duration>/<end>`, or a duration ending now).

@@ -251,3 +251,40 @@ fn enums_are_documented_as_sent() {
     );
     assert_eq!(schemas["BlockStatus"]["enum"][0], "NOT_BLOCKED");
 }
+
+/// Calls are mounted only by `Route::mount`, so none can bypass the
+/// declaration that documents it: no other `.route(`, `.nest(`, `.merge(`
+/// or `.route_service(` in the crate's sources.
+#[test]
+fn routes_are_mounted_only_from_their_declarations() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut offenders = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("api/src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let relative = path.strip_prefix(&src).unwrap_or(&path).to_owned();
+            for (n, line) in text.lines().enumerate() {
+                let mounts = [".route(", ".nest(", ".merge(", ".route_service("]
+                    .iter()
+                    .any(|m| line.contains(m));
+                let comment = line.trim_start().starts_with("//");
+                if mounts && !comment && relative != std::path::Path::new("route.rs") {
+                    offenders.push(format!("{}:{}: {line}", relative.display(), n + 1));
+                }
+            }
+        }
+    }
+    // This file names the methods it looks for, in strings.
+    offenders.retain(|o| !o.starts_with("openapi/tests.rs"));
+    assert!(
+        offenders.is_empty(),
+        "mounted outside Route::mount:\n{}",
+        offenders.join("\n")
+    );
+}
