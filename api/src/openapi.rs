@@ -457,34 +457,22 @@ pub(crate) fn routes() -> Vec<Route> {
         Route::custom(
             "/openapi.json",
             get(openapi_json),
-            CallDoc {
-                summary: "This document",
-                description: "The OpenAPI 3.1 document of every call, made from the same declarations as the routes.",
-                methods: &["get"],
-                request: RequestDoc::Nothing,
-                access: AccessDoc {
-                    credential: Credential::None,
-                    codes: Vec::new(),
-                },
-                errors: Vec::new(),
-                answer: Media::<OpenApiJson>::describe,
-            },
+            CallDoc::plain_get(
+                "This document",
+                "The OpenAPI 3.1 document of every call, made from the same declarations as the routes.",
+                Vec::new(),
+                Media::<OpenApiJson>::describe,
+            ),
         ),
         Route::custom(
             "/docs",
             get(reference_page),
-            CallDoc {
-                summary: "A reference page of this document",
-                description: "One HTML page that renders `/openapi.json` in the browser (RapiDoc, loaded from a CDN by the browser).",
-                methods: &["get"],
-                request: RequestDoc::Nothing,
-                access: AccessDoc {
-                    credential: Credential::None,
-                    codes: Vec::new(),
-                },
-                errors: Vec::new(),
-                answer: Media::<Html>::describe,
-            },
+            CallDoc::plain_get(
+                "A reference page of this document",
+                "One HTML page that renders `/openapi.json` in the browser (RapiDoc, loaded from a CDN by the browser).",
+                Vec::new(),
+                Media::<Html>::describe,
+            ),
         ),
     ]
 }

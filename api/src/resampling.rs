@@ -77,10 +77,10 @@ struct ResamplingParams {
     #[schema(example = "2024-06-01T00:00:00Z/2024-06-08T00:00:00Z")]
     interval: Option<String>,
     /// The grid step, minutes.
-    #[schema(schema_with = step_size_schema)]
+    #[schema(required = true, schema_with = step_size_schema)]
     step_size: Option<Value>,
     /// One rule per data type.
-    #[schema(schema_with = resampling_props_schema)]
+    #[schema(required = true, schema_with = resampling_props_schema)]
     resampling_props: Option<Value>,
 }
 

@@ -165,6 +165,27 @@ pub(crate) struct CallDoc {
 }
 
 impl CallDoc {
+    /// A GET with no parameters and no credential (health, metrics, the document).
+    pub(crate) fn plain_get(
+        summary: &'static str,
+        description: &'static str,
+        errors: Vec<ErrorCode>,
+        answer: fn(&mut Schemas) -> Value,
+    ) -> Self {
+        Self {
+            summary,
+            description,
+            methods: &["get"],
+            request: RequestDoc::Nothing,
+            access: AccessDoc {
+                credential: Credential::None,
+                codes: Vec::new(),
+            },
+            errors,
+            answer,
+        }
+    }
+
     /// Every code the call can answer: the access's, the input's, its own, and
     /// the server faults any call can meet.
     pub(crate) fn codes(&self) -> Vec<ErrorCode> {

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::answer::{Answer, Done, Media, MediaKind, Success};
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
-use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
+use crate::route::{CallDoc, Route};
 use crate::{ApiError, RateLimitConfig, route};
 
 /// Settings of the HTTP interfaces.
@@ -182,34 +182,22 @@ fn service_routes() -> Vec<Route> {
         Route::custom(
             "/healthz",
             get(healthz),
-            CallDoc {
-                summary: "Health",
-                description: "Answers `{\"success\":true}` while the server can reach its platform store.",
-                methods: &["get"],
-                request: RequestDoc::Nothing,
-                access: AccessDoc {
-                    credential: Credential::None,
-                    codes: Vec::new(),
-                },
-                errors: vec![ErrorCode::Database, ErrorCode::DatabaseUnavailable],
-                answer: Success::<Done>::describe,
-            },
+            CallDoc::plain_get(
+                "Health",
+                "Answers `{\"success\":true}` while the server can reach its platform store.",
+                vec![ErrorCode::Database, ErrorCode::DatabaseUnavailable],
+                Success::<Done>::describe,
+            ),
         ),
         Route::custom(
             "/metrics",
             get(metrics),
-            CallDoc {
-                summary: "Prometheus metrics",
-                description: "Requests and errors by code, intake, WAL, flushes, files, compactions, limits: the Prometheus text format.",
-                methods: &["get"],
-                request: RequestDoc::Nothing,
-                access: AccessDoc {
-                    credential: Credential::None,
-                    codes: Vec::new(),
-                },
-                errors: Vec::new(),
-                answer: Media::<PrometheusText>::describe,
-            },
+            CallDoc::plain_get(
+                "Prometheus metrics",
+                "Requests and errors by code, intake, WAL, flushes, files, compactions, limits: the Prometheus text format.",
+                Vec::new(),
+                Media::<PrometheusText>::describe,
+            ),
         ),
     ]
 }

@@ -13,6 +13,12 @@ this module sets it, from the demo's accounts (`demo.json`):
 The intake's body is NDJSON: its schema is an array of line objects, sent
 one JSON object per line.
 
+In the query string and the form body, an array or object parameter is JSON
+text (`contentMediaType: application/json`, its schema in `contentSchema`).
+Schemathesis generates any string there; half of the time these hooks put
+the JSON text of a value drawn from `contentSchema` instead, so the calls'
+logic behind the parameter reading is reached in those forms too.
+
 Environment: TRACKHOUSE_URL (the server) and TRACKHOUSE_DEMO_JSON (its demo.json).
 """
 
@@ -23,6 +29,7 @@ import urllib.parse
 import urllib.request
 
 import schemathesis
+from hypothesis import strategies as st
 
 BASE = os.environ["TRACKHOUSE_URL"].rstrip("/")
 with open(os.environ["TRACKHOUSE_DEMO_JSON"], encoding="utf-8") as demo_file:
@@ -90,3 +97,79 @@ def ndjson(ctx, value):
         lines = [json.dumps(line, ensure_ascii=False) for line in value]
         return {"data": "\n".join(lines).encode("utf-8")}
     return {"data": json.dumps(value, ensure_ascii=False).encode("utf-8")}
+
+
+def _values(schema: dict) -> st.SearchStrategy:
+    """Values of a JSON schema of the kinds the document uses in `contentSchema`
+    (types, enums, examples, bounds, items, properties): valid mostly, not always."""
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    types = schema.get("type", "string")
+    if isinstance(types, list):
+        return st.one_of([_values({**schema, "type": t}) for t in types])
+    examples = list(schema.get("examples", [])) + ([schema["example"]] if "example" in schema else [])
+    if types == "null":
+        return st.none()
+    if types == "boolean":
+        return st.booleans()
+    if types == "integer":
+        return st.integers(schema.get("minimum"), schema.get("maximum"))
+    if types == "number":
+        return st.floats(schema.get("minimum"), schema.get("maximum"), allow_nan=False, allow_infinity=False)
+    if types == "array":
+        items = schema.get("items", {})
+        # An array's example lends its items to the items' strategy (column names).
+        samples = [x for e in examples if isinstance(e, list) for x in e]
+        item = _values(items) if not samples else st.one_of(st.sampled_from(samples), _values(items))
+        return st.lists(item, min_size=schema.get("minItems", 0), max_size=schema.get("maxItems", 6))
+    if types == "object":
+        properties = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        return st.fixed_dictionaries(
+            {k: _values(v) for k, v in properties.items() if k in required},
+            optional={k: _values(v) for k, v in properties.items() if k not in required},
+        )
+    if examples:
+        return st.one_of(st.sampled_from([e for e in examples if isinstance(e, str)] or [""]), st.text())
+    return st.text()
+
+
+def _json_text(values, fields: dict) -> st.SearchStrategy:
+    """`values` with each present field of `fields` (name: schema) replaced, half
+    of the time, by the JSON text of a value of its schema."""
+    present = {name: schema for name, schema in fields.items() if isinstance(values, dict) and name in values}
+    if not present:
+        return st.just(values)
+    replacements = st.fixed_dictionaries(
+        {name: st.one_of(st.none(), _values(schema).map(json.dumps)) for name, schema in present.items()}
+    )
+    return replacements.map(lambda new: {**values, **{k: v for k, v in new.items() if v is not None}})
+
+
+def _json_text_fields(schemas) -> dict:
+    return {
+        name: schema["contentSchema"]
+        for name, schema in schemas
+        if isinstance(schema, dict) and schema.get("contentMediaType") == "application/json"
+    }
+
+
+@schemathesis.hook
+def flatmap_query(ctx, query):
+    if ctx.operation is None:
+        return st.just(query)
+    parameters = ctx.operation.definition.raw.get("parameters", [])
+    fields = _json_text_fields((p.get("name"), p.get("schema")) for p in parameters if p.get("in") == "query")
+    return _json_text(query, fields)
+
+
+@schemathesis.hook
+def flatmap_body(ctx, body):
+    if ctx.operation is None:
+        return st.just(body)
+    content = ctx.operation.definition.raw.get("requestBody", {}).get("content", {})
+    form = content.get("application/x-www-form-urlencoded", {}).get("schema", {})
+    fields = _json_text_fields(form.get("properties", {}).items())
+    # Only a form body holds these as text; a JSON body holds the values themselves.
+    fields = {k: v for k, v in fields.items() if isinstance(body, dict) and isinstance(body.get(k), str)}
+    return _json_text(body, fields)
