@@ -123,15 +123,22 @@ impl Client {
             .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
     }
 
-    /// Waits until `name` on `/metrics` satisfies `done`.
-    async fn wait_for(&self, what: &str, name: &str, done: impl Fn(f64) -> bool) -> f64 {
+    /// Waits until `name` on `/metrics` satisfies `done`; says why not after a minute.
+    async fn wait_for(
+        &self,
+        what: &str,
+        name: &str,
+        done: impl Fn(f64) -> bool,
+    ) -> Result<f64, String> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let value = self.metric(name).await;
             if done(value) {
-                return value;
+                return Ok(value);
             }
-            assert!(Instant::now() < deadline, "{what}: {name} is {value}");
+            if Instant::now() >= deadline {
+                return Err(format!("{what}: {name} is {value} after a minute"));
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -194,12 +201,16 @@ async fn check(case: DataDir) {
     };
 
     // Four flushes of one day three days back: four small files, then one merge.
+    // Each batch is sent once the day's directory holds the file of the one
+    // before, so each is a flush (and a file) of its own.
     let day = (Utc::now() - TimeDelta::days(3))
         .duration_trunc(TimeDelta::days(1))
         .unwrap();
+    let day_dir = expected
+        .join("telemetry")
+        .join(format!("day={}", day.format("%Y-%m-%d")));
     let compactions = client.metric("trackhouse_compactions_total").await;
     for batch in 0..4 {
-        let flushes = client.metric("trackhouse_ingest_flushes_total").await;
         let lines: Vec<String> = (0..25)
             .map(|i| {
                 let at = day + TimeDelta::minutes(batch * 100 + i);
@@ -209,26 +220,31 @@ async fn check(case: DataDir) {
             })
             .collect();
         client.ingest(&lines).await;
-        client
-            .wait_for("a flush", "trackhouse_ingest_flushes_total", |n| {
-                n > flushes
-            })
-            .await;
-        client
-            .wait_for("all flushed", "trackhouse_ingest_unflushed_rows", |n| {
-                n == 0.0
-            })
-            .await;
+        if batch < 3 {
+            let files = usize::try_from(batch + 1).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while parquet_files(&day_dir) < files {
+                if Instant::now() >= deadline {
+                    let listed = listing(&expected.join("telemetry"));
+                    panic!(
+                        "batch {batch} not flushed to a file of its own; files:\n{listed}\nlog:\n{}",
+                        demo.log_text()
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
     }
-    client
+    let compacted = client
         .wait_for("a compaction", "trackhouse_compactions_total", |n| {
             n > compactions
         })
         .await;
+    if let Err(why) = compacted {
+        let files = listing(&expected.join("telemetry"));
+        panic!("{why}; files:\n{files}\nlog:\n{}", demo.log_text());
+    }
     // The data is where the directory names it, in Parquet, the day's four files merged into one.
-    let day_dir = expected
-        .join("telemetry")
-        .join(format!("day={}", day.format("%Y-%m-%d")));
     let deadline = Instant::now() + Duration::from_secs(60);
     while parquet_files(&day_dir) != 1 {
         assert!(
@@ -294,6 +310,25 @@ async fn check(case: DataDir) {
         !log.contains("\"level\":\"ERROR\""),
         "errors were logged:\n{log}"
     );
+}
+
+/// Every file under `dir` with its size, a line each.
+fn listing(dir: &Path) -> String {
+    let mut lines = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                lines.push(format!("{} {bytes}", path.display()));
+            }
+        }
+    }
+    lines.sort();
+    lines.join("\n")
 }
 
 fn parquet_files(dir: &Path) -> usize {
