@@ -1,17 +1,19 @@
 //! The HTTP interfaces of Trackhouse on one listener: the main interface
-//! `/v2` (account and dealer panel calls), and later `/dwh/v1` (raw data),
-//! `/eco_fleet/v1` (fuel resampling) and `/ingest/v1` (device data intake),
-//! plus `/healthz` and Prometheus `/metrics`.
+//! `/v2` (account and dealer panel calls), `/dwh/v1` (raw data), `/eco_fleet/v1`
+//! (fuel resampling) and `/ingest/v1` (device data intake), plus `/healthz`,
+//! Prometheus `/metrics` and the OpenAPI document (`/openapi.json`, `/docs`).
 //!
 //! Entry points: [`AppState`] (the store, configuration, rate limiters and
-//! metrics shared by all requests), [`app`] (the router) and [`Server`]
-//! (bind, serve, shut down gracefully).
+//! metrics shared by all requests), [`app`] (the router), [`Server`] (bind,
+//! serve, shut down gracefully) and [`openapi_document`].
 //!
 //! Every call is declared the same way (see `route`): a path, the access it
 //! needs (no credential, a user session, an API key or session with a sub-user
 //! right and plan feature, a panel session with a permission), a parameter
-//! type read leniently from JSON, form or query, and a handler. Every failure
-//! becomes one [`ApiError`], the spec's error object.
+//! type read leniently from JSON, form or query, an answer type, its own error
+//! codes, and a handler. The router and the OpenAPI document are both made
+//! from that one list. Every failure becomes one [`ApiError`], the spec's
+//! error object.
 //!
 //! This crate owns no records (that is `platform`) and no telemetry storage.
 
