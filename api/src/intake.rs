@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use ingest::intake::{self, LineRules, ParsedLine, RejectedLine, TrackerRef};
+use ingest::intake::{self, Limit, LineRules, ParsedLine, RejectedLine, TrackerRef};
 use platform::Secret;
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
@@ -184,10 +184,13 @@ async fn messages(
         .map(|v| v.trim().to_ascii_lowercase())
         .unwrap_or_default();
     let now = state.inner.store.clock().now().timestamp_millis();
+    let config = &state.inner.config;
     let rules = LineRules {
-        now_ms: now,
-        server_time_ms: now,
         allow_server_time: token.backfill,
+        max_inner_entries: config.max_inner_entries,
+        oldest_message_ms: now
+            .saturating_sub(i64::from(config.max_message_age_days).saturating_mul(86_400_000)),
+        ..LineRules::at(now)
     };
     let (parsed, mut rejected) = tokio::task::spawn_blocking(move || -> ApiResult<_> {
         let body = decode(&raw, &encoding, limit)?;
@@ -199,11 +202,28 @@ async fn messages(
         ApiError::new(ErrorCode::Unexpected)
     })??;
 
-    let (messages, unresolved) = resolve(&state, parsed).await?;
+    let (resolved, unresolved) = resolve(&state, parsed).await?;
     rejected.extend(unresolved);
-    rejected.sort_by_key(|r| r.line);
-    state.inner.ingest.count_rejected(rejected.len());
+    let (lines, messages): (Vec<usize>, Vec<schemas::Message>) = resolved.into_iter().unzip();
     let outcome = state.inner.ingest.write(messages).await?;
+    for (index, description) in &outcome.rejected {
+        let mut line = RejectedLine::new(
+            lines.get(*index).copied().unwrap_or_default(),
+            ErrorCode::InvalidParameters,
+            description.clone(),
+        );
+        line.limit = Some(Limit::InnerNamesPerDay);
+        rejected.push(line);
+    }
+    rejected.sort_by_key(|r| r.line);
+    let ingest = state.ingest();
+    ingest.count_rejected(rejected.len());
+    for limit in [Limit::InnerEntries, Limit::MessageAge] {
+        ingest.count_limit(
+            limit,
+            rejected.iter().filter(|r| r.limit == Some(limit)).count(),
+        );
+    }
     Ok(Success(Outcome {
         accepted: outcome.accepted,
         duplicates: outcome.duplicates,
@@ -290,7 +310,7 @@ fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
 async fn resolve(
     state: &AppState,
     parsed: Vec<ParsedLine>,
-) -> ApiResult<(Vec<schemas::Message>, Vec<RejectedLine>)> {
+) -> ApiResult<(Vec<(usize, schemas::Message)>, Vec<RejectedLine>)> {
     let mut known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = HashMap::new();
     let mut messages = Vec::with_capacity(parsed.len());
     let mut rejected = Vec::new();
@@ -324,7 +344,7 @@ async fn resolve(
             Some(Ok(id)) => {
                 let mut message = line.message;
                 message.tracker_id = *id;
-                messages.push(message);
+                messages.push((line.line, message));
             }
             Some(Err((code, description))) => {
                 rejected.push(RejectedLine::new(line.line, *code, description.clone()))

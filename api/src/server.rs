@@ -40,6 +40,11 @@ pub struct ApiConfig {
     pub resampling_max_span_days: u32,
     /// Intake requests processed at once; more are answered 503 (code 8), so memory stays bounded.
     pub max_intake_requests: usize,
+    /// Most entries of one complex member (`inputs`, `states`, `discrete_*`)
+    /// of an intake line; more: the line is refused with code 7.
+    pub max_inner_entries: usize,
+    /// How old an intake line's `msg_time` may be, in days; older: code 7.
+    pub max_message_age_days: u32,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -57,6 +62,8 @@ impl Default for ApiConfig {
             max_intake_requests: 8,
             raw_data_max_span_days: 31,
             resampling_max_span_days: 31,
+            max_inner_entries: ingest::intake::DEFAULT_MAX_INNER_ENTRIES,
+            max_message_age_days: ingest::intake::DEFAULT_MAX_MESSAGE_AGE_DAYS,
         }
     }
 }

@@ -39,6 +39,30 @@ impl Entry {
     pub(crate) fn day(&self) -> i64 {
         day_of(self.message.message_time_ms)
     }
+
+    /// The storage names of its inner columns (`inputs.fuel`, `discrete_inputs.2`).
+    pub(crate) fn inner_names(&self) -> impl Iterator<Item = String> + '_ {
+        let m = &self.message;
+        let discrete = |kind: InnerKind, entries: &'_ [(u16, u8)]| {
+            entries
+                .iter()
+                .map(move |(index, _)| kind.column(&index.to_string()))
+                .collect::<Vec<_>>()
+        };
+        discrete(InnerKind::DiscreteInputs, &m.discrete_inputs)
+            .into_iter()
+            .chain(discrete(InnerKind::DiscreteOutputs, &m.discrete_outputs))
+            .chain(
+                m.inputs
+                    .iter()
+                    .map(|(name, _)| InnerKind::Inputs.column(name)),
+            )
+            .chain(
+                m.states
+                    .iter()
+                    .map(|(name, _)| InnerKind::States.column(name)),
+            )
+    }
 }
 
 /// Days since the epoch of an instant in ms.
@@ -46,9 +70,68 @@ pub(crate) fn day_of(time_ms: i64) -> i64 {
     time_ms.div_euclid(86_400_000)
 }
 
+/// Null cells a batch may hold for each value it holds (beyond the slack).
+const NULLS_PER_VALUE: usize = 4;
+/// Null cells any batch may hold regardless (a few hundred KiB).
+const NULL_SLACK: usize = 64 * 1024;
+/// Most rows of one batch.
+const MAX_BATCH_ROWS: usize = 64 * 1024;
+
+/// Builds the memtable batches of `entries`: one tracker and UTC day each,
+/// rows sorted by message time (arrival order among equal times), so that a
+/// batch's inner columns are its tracker's on that day, and cut so that the
+/// null cells of its inner columns stay within a few times the values it
+/// holds. Memory is then bounded by the values sent, whatever mix of names
+/// the messages carry: a message with many names of its own gets a batch of
+/// its own instead of a column per name across thousands of rows.
+pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| {
+        let m = &entries[i].message;
+        (m.tracker_id.0, entries[i].day(), m.message_time_ms)
+    });
+    let mut batches = Vec::new();
+    let mut chunk: Vec<&Entry> = Vec::new();
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut values = 0usize;
+    let mut partition = None;
+    for entry in order.iter().map(|&i| &entries[i]) {
+        let key = (entry.message.tracker_id.0, entry.day());
+        let own: Vec<String> = entry.inner_names().collect();
+        let new_names = own.iter().filter(|n| !names.contains(*n)).count();
+        let rows = chunk.len() + 1;
+        let cells = rows * (names.len() + new_names);
+        let filled = values + own.len();
+        let fits = partition == Some(key)
+            && rows <= MAX_BATCH_ROWS
+            && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
+        if !fits && !chunk.is_empty() {
+            batches.push(record_batch(&chunk)?);
+            chunk.clear();
+            names.clear();
+            values = 0;
+        }
+        partition = Some(key);
+        values += own.len();
+        names.extend(own);
+        chunk.push(entry);
+    }
+    if !chunk.is_empty() {
+        batches.push(record_batch(&chunk)?);
+    }
+    Ok(batches)
+}
+
+/// One batch of `entries` as they are, whatever their trackers and days (tests
+/// build such batches to show the sinks take any batch).
+#[cfg(test)]
+pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
+    record_batch(&entries.iter().collect::<Vec<_>>())
+}
+
 /// Builds one record batch: the fixed columns, then every inner column that
 /// any of the messages has, sorted by name.
-pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
+fn record_batch(entries: &[&Entry]) -> Result<RecordBatch> {
     let n = entries.len();
     let mut inner: BTreeMap<String, InnerColumn> = BTreeMap::new();
     for (row, entry) in entries.iter().enumerate() {

@@ -5,6 +5,10 @@
 //! the memtable), so a lookup in a loaded partition is authoritative. Loading
 //! reads three columns of the day's files; partitions are evicted least
 //! recently used first when the index holds too many keys.
+//!
+//! A partition also holds the names of the inner columns its tracker has on
+//! that day, so that the number of distinct names per tracker and day can be
+//! held to a limit before a message is written.
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,6 +18,8 @@ pub(crate) type PartitionKey = (i64, i64);
 #[derive(Debug, Default)]
 struct Partition {
     keys: HashSet<(i64, u64)>,
+    /// Storage names of the inner columns (`inputs.fuel`) of the partition.
+    names: HashSet<String>,
     last_used: u64,
 }
 
@@ -40,15 +46,17 @@ impl DedupIndex {
         self.partitions.contains_key(&partition)
     }
 
-    /// Installs a complete partition.
+    /// Installs a complete partition: its keys and its inner column names.
     pub(crate) fn load(
         &mut self,
         partition: PartitionKey,
         keys: impl IntoIterator<Item = (i64, u64)>,
+        names: impl IntoIterator<Item = String>,
     ) {
         self.tick += 1;
         let loaded = Partition {
             keys: keys.into_iter().collect(),
+            names: names.into_iter().collect(),
             last_used: self.tick,
         };
         self.entries += loaded.keys.len();
@@ -70,6 +78,33 @@ impl DedupIndex {
             self.entries += 1;
         }
         new
+    }
+
+    /// Whether a key is recorded (the message is a duplicate).
+    pub(crate) fn contains(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> bool {
+        self.partitions
+            .get(&partition)
+            .is_some_and(|part| part.keys.contains(&(time_ms, hash)))
+    }
+
+    /// Records `names` as the partition's if that keeps it within `limit`
+    /// distinct names; else records nothing and says how many it would have.
+    pub(crate) fn admit_names(
+        &mut self,
+        partition: PartitionKey,
+        names: &[String],
+        limit: usize,
+    ) -> Result<(), usize> {
+        let part = self.partitions.entry(partition).or_default();
+        let mut new: Vec<&String> = names.iter().filter(|n| !part.names.contains(*n)).collect();
+        new.sort_unstable();
+        new.dedup();
+        let total = part.names.len() + new.len();
+        if total > limit {
+            return Err(total);
+        }
+        part.names.extend(new.into_iter().cloned());
+        Ok(())
     }
 
     /// Forgets a key recorded by a write that then failed.
@@ -128,10 +163,10 @@ mod tests {
     #[test]
     fn inserts_report_duplicates_and_eviction_keeps_bounds() {
         let mut index = DedupIndex::new(4);
-        index.load((1, 10), [(100, 7)]);
+        index.load((1, 10), [(100, 7)], []);
         assert!(!index.insert((1, 10), 100, 7));
         assert!(index.insert((1, 10), 100, 8), "same second, other content");
-        index.load((2, 10), [(1, 1), (2, 2), (3, 3)]);
+        index.load((2, 10), [(1, 1), (2, 2), (3, 3)], []);
         assert_eq!(index.entries(), 5);
         index.shrink(&HashSet::from([(2, 10)]));
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));

@@ -16,9 +16,10 @@ use arrow::datatypes::UInt64Type;
 use arrow::record_batch::RecordBatch;
 use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
+use schemas::columns::InnerKind;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, columns};
 
-use crate::batch::{Entry, day_of, to_record_batch};
+use crate::batch::{Entry, day_of, to_record_batches};
 use crate::dedup::{DedupIndex, PartitionKey};
 use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
@@ -54,6 +55,11 @@ pub struct IngestConfig {
     pub compact_min_files: usize,
     /// Most rows one compaction or retention rewrite reads at once (bounds memory).
     pub compact_max_rows: usize,
+    /// Most distinct inner columns (`inputs.*`, `states.*`, `discrete_*.*`) one
+    /// tracker may have on one UTC day; a message that would add more is
+    /// refused (code 7), so a day's columns, and the memory and files they
+    /// take, stay bounded.
+    pub max_inner_names_per_day: usize,
     /// How often retention runs once cutoffs are known.
     pub retention_interval: Duration,
     /// Store flushed rows in ClickHouse instead of Parquet files under
@@ -77,19 +83,26 @@ impl IngestConfig {
             compact_small_rows: 256 * 1024,
             compact_min_files: 4,
             compact_max_rows: 2_000_000,
+            max_inner_names_per_day: DEFAULT_MAX_INNER_NAMES_PER_DAY,
             retention_interval: Duration::from_secs(600),
             clickhouse: None,
         }
     }
 }
 
+/// Distinct inner columns one tracker may have on one UTC day, by default.
+pub const DEFAULT_MAX_INNER_NAMES_PER_DAY: usize = 1_024;
+
 /// What a write did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WriteOutcome {
     /// Messages stored.
     pub accepted: usize,
     /// Messages already stored (same tracker, message time and content), not stored again.
     pub duplicates: usize,
+    /// Messages refused, by their index in the write, with the reason (code 7):
+    /// they would take their tracker's day beyond its distinct inner columns.
+    pub rejected: Vec<(usize, String)>,
 }
 
 /// State shared by the engine's threads and its readers.
@@ -137,10 +150,12 @@ impl Shared {
         (tracker, day): PartitionKey,
     ) -> Result<()> {
         let mut keys = self.sink.keys(tracker, day)?;
+        let mut names = self.sink.inner_names(tracker, day)?;
         for batch in &self.read().unflushed {
             collect_keys(batch, tracker, day, &mut keys);
+            collect_names(batch, tracker, day, &mut names);
         }
-        dedup.load((tracker, day), keys);
+        dedup.load((tracker, day), keys, names);
         Ok(())
     }
 
@@ -162,6 +177,24 @@ impl Shared {
 fn canonical_dir(dir: &std::path::Path) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(Error::io("creating", dir))?;
     std::fs::canonicalize(dir).map_err(Error::io("resolving", dir))
+}
+
+/// The inner columns with a value in a row of `tracker` on `day`.
+fn collect_names(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<String>) {
+    let Some(keys) = columns::key_columns(batch) else {
+        return;
+    };
+    let rows: Vec<usize> = (0..batch.num_rows())
+        .filter(|&i| keys.tracker.value(i) == tracker && day_of(keys.message_time.value(i)) == day)
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    for (field, column) in batch.schema_ref().fields().iter().zip(batch.columns()) {
+        if InnerKind::split(field.name()).is_some() && rows.iter().any(|&i| column.is_valid(i)) {
+            out.push(field.name().clone());
+        }
+    }
 }
 
 fn collect_keys(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<(i64, u64)>) {
@@ -225,7 +258,7 @@ impl Ingest {
                 zstd_level: config.zstd_level,
             })?),
         };
-        let mut recovered: Vec<Entry> = Vec::new();
+        let mut recovered = Recovered::default();
         let (wal, report) = Wal::open(
             WalConfig {
                 dir: config.data_dir.join("wal"),
@@ -235,17 +268,19 @@ impl Ingest {
             |_segment, payload| {
                 let entries: Vec<Entry> =
                     postcard::from_bytes(payload).map_err(crate::wal::WalError::rejected)?;
-                recovered.extend(entries);
-                Ok(())
+                recovered
+                    .add(entries)
+                    .map_err(crate::wal::WalError::rejected)
             },
         )
         .map_err(Error::Wal)?;
+        recovered.finish()?;
         metrics.wal_torn_tails.inc_by(report.torn_tails as u64);
         if report.records > 0 || report.torn_tails > 0 {
             tracing::info!(
                 segments = report.segments,
                 records = report.records,
-                messages = recovered.len(),
+                messages = recovered.rows,
                 torn_tails = report.torn_tails,
                 "recovered the write-ahead log"
             );
@@ -343,6 +378,11 @@ impl Ingest {
         self.shared.metrics.count("rejected", lines);
     }
 
+    /// Counts intake lines refused by a configured limit, on `/metrics`.
+    pub fn count_limit(&self, limit: crate::line::Limit, lines: usize) {
+        self.shared.metrics.count_limit(limit, lines);
+    }
+
     /// Flushes everything acknowledged so far to Parquet; blocks until done.
     pub fn flush(&self) -> Result<()> {
         let (reply, done) = crossbeam_channel::bounded(1);
@@ -386,30 +426,67 @@ impl Ingest {
     }
 }
 
+/// What the WAL held, rebuilt record by record: memtable batches and the
+/// keys and inner column names of each (tracker, day), never all the
+/// messages at once.
+#[derive(Debug, Default)]
+struct Recovered {
+    pending: Vec<Entry>,
+    batches: Vec<RecordBatch>,
+    rows: usize,
+    partitions: HashMap<PartitionKey, RecoveredPartition>,
+}
+
+/// The keys and inner column names of one recovered (tracker, day).
+type RecoveredPartition = (Vec<(i64, u64)>, HashSet<String>);
+
+impl Recovered {
+    /// Entries replayed in one bounded group: as many as one write of the intake.
+    const GROUP: usize = 64 * 1024;
+
+    fn add(&mut self, entries: Vec<Entry>) -> Result<()> {
+        self.pending.extend(entries);
+        if self.pending.len() >= Self::GROUP {
+            self.finish()?;
+        }
+        Ok(())
+    }
+
+    /// Turns the pending entries into batches.
+    fn finish(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        // Recovered rows were accepted once: their names count, whatever the limit now.
+        for entry in &pending {
+            let (keys, names) = self
+                .partitions
+                .entry((entry.message.tracker_id.0, entry.day()))
+                .or_default();
+            keys.push((entry.message.message_time_ms, entry.content_hash));
+            names.extend(entry.inner_names());
+        }
+        self.batches.extend(to_record_batches(&pending)?);
+        self.rows += pending.len();
+        Ok(())
+    }
+}
+
 impl Shared {
-    /// Puts recovered entries back into the memtable and the dedup index.
-    fn recover(&self, entries: Vec<Entry>) -> Result<()> {
-        if entries.is_empty() {
+    /// Puts recovered rows back into the memtable and the dedup index.
+    fn recover(&self, recovered: Recovered) -> Result<()> {
+        if recovered.rows == 0 {
             return Ok(());
         }
         let mut dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
-        let mut partitions: HashMap<PartitionKey, Vec<(i64, u64)>> = HashMap::new();
-        for entry in &entries {
-            partitions
-                .entry((entry.message.tracker_id.0, entry.day()))
-                .or_default()
-                .push((entry.message.message_time_ms, entry.content_hash));
-        }
-        for (partition, keys) in partitions {
+        for (partition, (keys, names)) in recovered.partitions {
             let mut all = self.sink.keys(partition.0, partition.1)?;
             all.extend(keys);
-            dedup.load(partition, all);
+            let mut all_names = self.sink.inner_names(partition.0, partition.1)?;
+            all_names.extend(names);
+            dedup.load(partition, all, all_names);
         }
         let mut state = self.write();
-        for chunk in entries.chunks(64 * 1024) {
-            state.unflushed.push(to_record_batch(chunk)?);
-            state.unflushed_rows += chunk.len();
-        }
+        state.unflushed.extend(recovered.batches);
+        state.unflushed_rows += recovered.rows;
         state.oldest_unflushed = Some(Instant::now());
         dedup.shrink(&HashSet::new());
         Ok(())

@@ -5,7 +5,9 @@ use schemas::{ErrorCode, Message};
 
 use crate::line;
 
-pub use crate::line::{LineRules, TrackerRef};
+pub use crate::line::{
+    DEFAULT_MAX_INNER_ENTRIES, DEFAULT_MAX_MESSAGE_AGE_DAYS, Limit, LineRules, TrackerRef,
+};
 
 /// A line that parsed, with its 1-based line number.
 #[derive(Debug, Clone)]
@@ -27,6 +29,9 @@ pub struct RejectedLine {
     pub code: u16,
     /// What is wrong, naming the field.
     pub description: String,
+    /// The configured limit the line went beyond, if that is why.
+    #[serde(skip)]
+    pub limit: Option<Limit>,
 }
 
 impl RejectedLine {
@@ -36,6 +41,7 @@ impl RejectedLine {
             line,
             code: code.number(),
             description: description.into(),
+            limit: None,
         }
     }
 }
@@ -59,6 +65,7 @@ pub fn parse_body(body: &[u8], rules: &LineRules) -> (Vec<ParsedLine>, Vec<Rejec
                 line: index + 1,
                 code: e.code.number(),
                 description: e.description,
+                limit: e.limit,
             }),
         }
     }
@@ -72,11 +79,7 @@ mod tests {
     #[test]
     fn lines_are_numbered_from_one_counting_blank_ones() {
         let body = b"{\"tracker_id\":1,\"msg_time\":\"2024-06-01T00:00:00Z\"}\n\n{\"bogus\":1}\r\n{\"device_id\":\"356\",\"msg_time\":\"2024-06-01T00:00:01Z\",\"lat\":91}\n";
-        let rules = LineRules {
-            now_ms: 1_717_200_000_000,
-            server_time_ms: 1_717_200_000_000,
-            allow_server_time: false,
-        };
+        let rules = LineRules::at(1_717_200_000_000);
         let (parsed, rejected) = parse_body(body, &rules);
         assert_eq!(parsed.len(), 1);
         assert_eq!(parsed[0].line, 1);

@@ -30,6 +30,6 @@ mod metrics;
 mod sink;
 mod wal;
 
-pub use engine::{Ingest, IngestConfig, WriteOutcome};
+pub use engine::{DEFAULT_MAX_INNER_NAMES_PER_DAY, Ingest, IngestConfig, WriteOutcome};
 pub use error::{Error, Result};
 pub use sink::clickhouse::ClickHouseConfig;

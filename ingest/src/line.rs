@@ -51,6 +51,30 @@ pub(crate) struct LineError {
     pub(crate) field: Option<String>,
     /// What is wrong, starting with the member's name.
     pub(crate) description: String,
+    /// The configured limit the line went beyond, if that is why (counted on `/metrics`).
+    pub(crate) limit: Option<Limit>,
+}
+
+/// A configurable limit on a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// Entries of one complex member (`inputs`, `states`, `discrete_inputs`, `discrete_outputs`).
+    InnerEntries,
+    /// Distinct inner columns of one tracker on one UTC day.
+    InnerNamesPerDay,
+    /// How old a `msg_time` may be.
+    MessageAge,
+}
+
+impl Limit {
+    /// Its label on `/metrics` (`trackhouse_limit_refusals_total{limit}`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::InnerEntries => "inner_entries",
+            Self::InnerNamesPerDay => "inner_names_per_day",
+            Self::MessageAge => "message_age",
+        }
+    }
 }
 
 /// What the intake allows for the lines of one request.
@@ -64,6 +88,29 @@ pub struct LineRules {
     pub server_time_ms: i64,
     /// Whether lines may carry their own `server_time` (backfill).
     pub allow_server_time: bool,
+    /// Most entries of one complex member of a line; more: code 7.
+    pub max_inner_entries: usize,
+    /// The earliest `msg_time` taken, ms since the epoch; earlier: code 7.
+    pub oldest_message_ms: i64,
+}
+
+/// Entries one complex member of a line may have, by default.
+pub const DEFAULT_MAX_INNER_ENTRIES: usize = 256;
+/// How far back a `msg_time` may be, by default: ten years.
+pub const DEFAULT_MAX_MESSAGE_AGE_DAYS: u32 = 3_653;
+
+impl LineRules {
+    /// The default rules at `now_ms`: received now, no `server_time` of the
+    /// line's own, the default limits.
+    pub const fn at(now_ms: i64) -> Self {
+        Self {
+            now_ms,
+            server_time_ms: now_ms,
+            allow_server_time: false,
+            max_inner_entries: DEFAULT_MAX_INNER_ENTRIES,
+            oldest_message_ms: now_ms - DEFAULT_MAX_MESSAGE_AGE_DAYS as i64 * 86_400_000,
+        }
+    }
 }
 
 /// How far ahead of the server clock a message or server time may be.
@@ -83,7 +130,7 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
 
 /// Parses and validates one line (without its line feed; a trailing `\r` is allowed).
 pub(crate) fn parse_line(bytes: &[u8], rules: &LineRules) -> Result<ParsedLine, LineError> {
-    let mut ctx = Ctx::default();
+    let mut ctx = Ctx::new(rules.max_inner_entries);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let read = LineSeed { ctx: &mut ctx }
         .deserialize(&mut de)
@@ -100,6 +147,15 @@ impl LineError {
             code: ErrorCode::InvalidParameters,
             field: Some(field.into()),
             description,
+            limit: None,
+        }
+    }
+
+    /// A member beyond a configured limit.
+    fn beyond(limit: Limit, field: impl Into<String>, description: String) -> Self {
+        Self {
+            limit: Some(limit),
+            ..Self::new(field, description)
         }
     }
 
@@ -108,6 +164,7 @@ impl LineError {
             code: ErrorCode::InvalidParameters,
             field: None,
             description,
+            limit: None,
         }
     }
 
@@ -151,6 +208,17 @@ fn build(line: RawLine<'_>, rules: &LineRules) -> Result<ParsedLine, LineError> 
         }
         raw => time(Member::MsgTime, raw, rules.now_ms)?,
     };
+    if message_time_ms < rules.oldest_message_ms {
+        return Err(LineError::beyond(
+            Limit::MessageAge,
+            "msg_time",
+            format!(
+                "msg_time: {} is older than the oldest time taken, {} (--max-message-age-days)",
+                quote_time(message_time_ms),
+                quote_time(rules.oldest_message_ms)
+            ),
+        ));
+    }
     let server_time_ms = match &line.server_time {
         RawScalar::Null => rules.server_time_ms,
         _ if !rules.allow_server_time => {
@@ -261,6 +329,14 @@ fn time(member: Member, raw: &RawScalar<'_>, now_ms: i64) -> Result<i64, LineErr
         ));
     }
     Ok(time_ms)
+}
+
+/// An instant as `"2014-06-01T00:00:00Z"`.
+fn quote_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+        || ms.to_string(),
+        |t| format!("\"{}\"", t.format("%Y-%m-%dT%H:%M:%SZ")),
+    )
 }
 
 fn dilution(n: f64) -> bool {

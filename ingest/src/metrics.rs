@@ -14,10 +14,16 @@ pub(crate) struct Outcome {
     pub(crate) outcome: &'static str,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct LimitLabel {
+    pub(crate) limit: &'static str,
+}
+
 /// Counters and gauges of the ingest path.
 #[derive(Debug, Clone)]
 pub(crate) struct IngestMetrics {
     pub(crate) messages: Family<Outcome, Counter>,
+    pub(crate) limit_refusals: Family<LimitLabel, Counter>,
     pub(crate) wal_bytes: Counter,
     pub(crate) wal_fsyncs: Counter,
     pub(crate) wal_fsync_seconds: Histogram,
@@ -37,6 +43,7 @@ impl IngestMetrics {
     pub(crate) fn register(registry: &mut Registry) -> Self {
         let m = Self {
             messages: Family::default(),
+            limit_refusals: Family::default(),
             wal_bytes: Counter::default(),
             wal_fsyncs: Counter::default(),
             wal_fsync_seconds: Histogram::new(exponential_buckets(0.000_05, 2.0, 16)),
@@ -56,6 +63,11 @@ impl IngestMetrics {
             "trackhouse_ingest_messages",
             "Messages by outcome: accepted, duplicate, rejected",
             m.messages.clone(),
+        );
+        r.register(
+            "trackhouse_limit_refusals",
+            "Intake lines refused because they went beyond a configured limit, by limit",
+            m.limit_refusals.clone(),
         );
         r.register(
             "trackhouse_wal_bytes",
@@ -123,6 +135,17 @@ impl IngestMetrics {
             m.dedup_entries.clone(),
         );
         m
+    }
+
+    /// Counts lines refused by a configured limit.
+    pub(crate) fn count_limit(&self, limit: crate::line::Limit, n: usize) {
+        if n > 0 {
+            self.limit_refusals
+                .get_or_create(&LimitLabel {
+                    limit: limit.name(),
+                })
+                .inc_by(n as u64);
+        }
     }
 
     pub(crate) fn count(&self, outcome: &'static str, n: usize) {

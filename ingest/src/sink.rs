@@ -53,6 +53,11 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug {
     /// overlapping day `day` (days since the epoch), for deduplication.
     fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>>;
 
+    /// The storage names of the inner columns (`inputs.fuel`) a tracker has
+    /// stored rows with on day `day` (days since the epoch), to hold the
+    /// distinct names of a tracker and day to their limit.
+    fn inner_names(&self, tracker: i64, day: i64) -> Result<Vec<String>>;
+
     /// Deletes rows older than their tracker's cutoff (ms) itself and says
     /// how many; `None` when the sink keeps files, which the engine rewrites.
     fn delete_expired(&self, _cutoffs: &BTreeMap<i64, i64>) -> Result<Option<u64>> {

@@ -97,6 +97,21 @@ pub(crate) struct ServerArgs {
     )]
     pub(crate) resampling_max_span_days: u32,
 
+    /// Most entries of one complex member (`inputs`, `states`, `discrete_inputs`, `discrete_outputs`) of an intake line; a line with more is refused (code 7).
+    #[arg(long, env = "TRACKHOUSE_MAX_INNER_ENTRIES", default_value_t = ingest::intake::DEFAULT_MAX_INNER_ENTRIES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_535))]
+    pub(crate) max_inner_entries: usize,
+
+    /// Most distinct inner columns one tracker may have on one UTC day; a line that would add more is refused (code 7).
+    #[arg(long, env = "TRACKHOUSE_MAX_INNER_NAMES_PER_DAY", default_value_t = ingest::DEFAULT_MAX_INNER_NAMES_PER_DAY,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub(crate) max_inner_names_per_day: usize,
+
+    /// How old an intake line's `msg_time` may be, in days; older lines are refused (code 7).
+    #[arg(long, env = "TRACKHOUSE_MAX_MESSAGE_AGE_DAYS", default_value_t = ingest::intake::DEFAULT_MAX_MESSAGE_AGE_DAYS,
+          value_parser = clap::value_parser!(u32).range(1..=36_600))]
+    pub(crate) max_message_age_days: u32,
+
     /// Acknowledged messages are written from memory to storage (Parquet or ClickHouse) at least this often (milliseconds).
     #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
     pub(crate) flush_interval_ms: u64,
@@ -187,6 +202,7 @@ impl ServerArgs {
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
             flush_rows: self.flush_rows.max(1),
             max_unflushed_rows: self.max_unflushed_rows.max(1),
+            max_inner_names_per_day: self.max_inner_names_per_day,
             clickhouse: (self.storage == Storage::Clickhouse).then(|| ingest::ClickHouseConfig {
                 min_insert_rows: self.clickhouse_min_insert_rows.max(1),
                 max_insert_delay: std::time::Duration::from_millis(
@@ -218,6 +234,8 @@ impl ServerArgs {
             max_ingest_bytes: self.max_ingest_bytes,
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
+            max_inner_entries: self.max_inner_entries,
+            max_message_age_days: self.max_message_age_days,
             ..ApiConfig::default()
         }
     }

@@ -123,9 +123,9 @@ fn every_message_passes_the_real_intake() {
     // Two vehicles for a day: fixes lost, parking, trips. Benchmarks that
     // store them with `Ingest::write` must store only what intake accepts.
     let rules = ingest::intake::LineRules {
-        now_ms: DEFAULT_START_MS + 2 * 86_400_000,
         server_time_ms: DEFAULT_START_MS,
         allow_server_time: true,
+        ..ingest::intake::LineRules::at(DEFAULT_START_MS + 2 * 86_400_000)
     };
     let mut lost_fix = 0;
     for seed in 1..=2 {

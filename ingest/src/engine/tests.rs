@@ -58,7 +58,8 @@ async fn writes_are_visible_at_once_and_flushed_to_parquet() {
         outcome,
         WriteOutcome {
             accepted: 100,
-            duplicates: 0
+            duplicates: 0,
+            rejected: Vec::new(),
         }
     );
     let before = ingest.snapshot();
@@ -99,7 +100,8 @@ async fn retransmissions_are_stored_once_and_same_second_messages_twice() {
         ingest.write(retry).await.unwrap(),
         WriteOutcome {
             accepted: 0,
-            duplicates: 10
+            duplicates: 10,
+            rejected: Vec::new(),
         }
     );
     // Same tracker and second, other content: kept.
@@ -117,7 +119,8 @@ async fn retransmissions_are_stored_once_and_same_second_messages_twice() {
         ingest.write(twice).await.unwrap(),
         WriteOutcome {
             accepted: 1,
-            duplicates: 1
+            duplicates: 1,
+            rejected: Vec::new(),
         }
     );
     ingest.flush().unwrap();
@@ -169,7 +172,8 @@ async fn acknowledged_writes_survive_a_crash_and_stay_deduplicated() {
         again,
         WriteOutcome {
             accepted: 0,
-            duplicates: 80
+            duplicates: 80,
+            rejected: Vec::new(),
         }
     );
     ingest.flush().unwrap();

@@ -14,8 +14,9 @@ use std::time::Instant;
 use crossbeam_channel::Receiver;
 
 use super::{Command, Shared, WriteOutcome};
-use crate::batch::{Entry, to_record_batch};
+use crate::batch::{Entry, to_record_batches};
 use crate::dedup::PartitionKey;
+use crate::line::Limit;
 use crate::wal::Wal;
 use crate::{Error, Result};
 
@@ -103,6 +104,15 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<(Vec<Entry>, Reply)>) {
     }
 }
 
+/// Why a message was refused for its day's inner columns.
+fn too_many_names(total: usize, limit: usize) -> String {
+    format!(
+        "inputs: the message would give its tracker {total} distinct inner columns \
+         (inputs, states, discrete inputs and outputs) on its UTC day; at most {limit} \
+         are kept per tracker and day (--max-inner-names-per-day)"
+    )
+}
+
 /// Deduplicates, appends and syncs the group, adds it to the memtable.
 fn store(
     shared: &Shared,
@@ -115,22 +125,36 @@ fn store(
     {
         let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         let mut touched: HashSet<PartitionKey> = HashSet::new();
+        let limit = shared.config.max_inner_names_per_day;
         for (entries, _) in writes {
             let first_kept = kept.len();
-            for entry in entries {
+            let mut rejected = Vec::new();
+            for (index, entry) in entries.iter().enumerate() {
                 let partition = (entry.message.tracker_id.0, entry.day());
                 if touched.insert(partition) && !dedup.is_loaded(partition) {
                     shared.load_partition(&mut dedup, partition)?;
                 }
-                if dedup.insert(partition, entry.message.message_time_ms, entry.content_hash) {
-                    recorded.push((partition, entry.message.message_time_ms, entry.content_hash));
-                    kept.push(entry.clone());
+                let (time, hash) = (entry.message.message_time_ms, entry.content_hash);
+                if dedup.contains(partition, time, hash) {
+                    continue;
                 }
+                let names: Vec<String> = entry.inner_names().collect();
+                if let Err(total) = dedup.admit_names(partition, &names, limit) {
+                    rejected.push((index, too_many_names(total, limit)));
+                    continue;
+                }
+                dedup.insert(partition, time, hash);
+                recorded.push((partition, time, hash));
+                kept.push(entry.clone());
             }
             let accepted = kept.len() - first_kept;
+            shared
+                .metrics
+                .count_limit(Limit::InnerNamesPerDay, rejected.len());
             outcomes.push(WriteOutcome {
                 accepted,
-                duplicates: entries.len() - accepted,
+                duplicates: entries.len() - accepted - rejected.len(),
+                rejected,
             });
             if accepted > 0 {
                 let payload = postcard::to_stdvec(&kept[first_kept..]).map_err(Error::Encode)?;
@@ -150,9 +174,9 @@ fn store(
             .wal_fsync_seconds
             .observe(started.elapsed().as_secs_f64());
         shared.metrics.group_writes.observe(writes.len() as f64);
-        let batch = to_record_batch(&kept)?;
+        let batches = to_record_batches(&kept)?;
         let mut state = shared.write();
-        state.unflushed.push(batch);
+        state.unflushed.extend(batches);
         state.unflushed_rows += kept.len();
         state.oldest_unflushed.get_or_insert_with(Instant::now);
     }

@@ -14,7 +14,7 @@ use schemas::StateValue;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::error::Category;
 
-use super::{CLIP_CHARS, CLIP_SERDE_CHARS, LineError, clip, quote};
+use super::{CLIP_CHARS, CLIP_SERDE_CHARS, Limit, LineError, clip, quote};
 
 macro_rules! members {
     ($($variant:ident = $name:literal, $expected:literal;)*) => {
@@ -156,7 +156,7 @@ pub(super) struct RawLine<'de> {
 }
 
 /// Where the reader is, and the error a check raised inside serde.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Ctx {
     /// Set by a check that refused a value; serde's error then only unwinds.
     error: Option<LineError>,
@@ -164,9 +164,20 @@ pub(super) struct Ctx {
     member: Option<Member>,
     /// The inner key whose value is being read, set only when reading it failed.
     inner: Option<String>,
+    /// Most entries of one complex member.
+    max_entries: usize,
 }
 
 impl Ctx {
+    pub(super) const fn new(max_entries: usize) -> Self {
+        Self {
+            error: None,
+            member: None,
+            inner: None,
+            max_entries,
+        }
+    }
+
     /// Records `error` and returns the serde error that unwinds the reader.
     fn fail<E: de::Error>(&mut self, error: LineError) -> E {
         let unwind = E::custom(&error.description);
@@ -537,6 +548,20 @@ impl<'de, K: Inner> Visitor<'de> for ComplexSeed<'_, K> {
                     return Err(err);
                 }
             };
+            // Refused as soon as one entry too many is read: the rest of the
+            // member is never held.
+            if entries.len() + nulls.len() >= self.ctx.max_entries {
+                let name = self.member.name();
+                let error = LineError::beyond(
+                    Limit::InnerEntries,
+                    name,
+                    format!(
+                        "{name}: more than {} entries (the most one message may have; --max-inner-entries)",
+                        self.ctx.max_entries
+                    ),
+                );
+                return Err(self.ctx.fail(error));
+            }
             if raw == RawScalar::Null {
                 nulls.push(key);
                 continue;

@@ -11,11 +11,12 @@ const NOW_MS: i64 = 1_717_200_000_000;
 const RECEIPT_MS: i64 = NOW_MS + 7;
 const HEAD: &str = r#""tracker_id":1,"msg_time":"2024-06-01T00:00Z""#;
 
+/// The rules of these tests: times of any age (the age limit has its own test).
 fn rules() -> LineRules {
     LineRules {
-        now_ms: NOW_MS,
         server_time_ms: RECEIPT_MS,
-        allow_server_time: false,
+        oldest_message_ms: i64::MIN,
+        ..LineRules::at(NOW_MS)
     }
 }
 
@@ -578,3 +579,63 @@ fn members_are_the_raw_data_columns() {
 }
 
 mod props;
+
+#[test]
+fn a_complex_member_holds_at_most_the_limit_of_entries() {
+    let rules = LineRules {
+        max_inner_entries: 3,
+        ..rules()
+    };
+    let line = |n: usize| {
+        let inputs: Vec<String> = (0..n).map(|i| format!("\"a{i}\":{i}")).collect();
+        format!("{{{HEAD},\"inputs\":{{{}}}}}", inputs.join(","))
+    };
+    let parsed = parse_line(line(3).as_bytes(), &rules).expect("three entries");
+    assert_eq!(parsed.message.inputs.len(), 3);
+    let refused = parse_line(line(4).as_bytes(), &rules).expect_err("four entries");
+    assert_eq!(refused.field.as_deref(), Some("inputs"));
+    assert_eq!(refused.limit, Some(super::Limit::InnerEntries));
+    assert!(
+        refused.description.contains("more than 3 entries"),
+        "{refused:?}"
+    );
+    // Nulls count too (they are read), and every kind of member is held to it.
+    let nulls = format!("{{{HEAD},\"states\":{{\"a\":1,\"b\":null,\"c\":null,\"d\":true}}}}");
+    assert_eq!(
+        parse_line(nulls.as_bytes(), &rules).map_err(|e| e.field),
+        Err(Some("states".to_owned()))
+    );
+    let discrete =
+        format!("{{{HEAD},\"discrete_outputs\":{{\"1\":1,\"2\":0,\"3\":1,\"65535\":1}}}}");
+    assert_eq!(
+        parse_line(discrete.as_bytes(), &rules).map_err(|e| e.field),
+        Err(Some("discrete_outputs".to_owned()))
+    );
+}
+
+#[test]
+fn the_default_limit_holds_a_huge_member_to_256_entries() {
+    let inputs: Vec<String> = (1..=65_535).map(|i| format!("\"a{i}\":1")).collect();
+    let line = format!("{{{HEAD},\"inputs\":{{{}}}}}", inputs.join(","));
+    let refused = parse_line(line.as_bytes(), &LineRules::at(NOW_MS)).expect_err("65,535 inputs");
+    assert!(
+        refused.description.contains("more than 256 entries"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn msg_time_older_than_the_oldest_taken_is_refused() {
+    let rules = LineRules::at(NOW_MS);
+    // Ten years (3,653 days) back from 2024-06-01 is 2014-06-01.
+    let old = r#"{"tracker_id":1,"msg_time":"2014-05-31T23:59:59Z"}"#;
+    let refused = parse_line(old.as_bytes(), &rules).expect_err("older than ten years");
+    assert_eq!(refused.field.as_deref(), Some("msg_time"));
+    assert_eq!(refused.limit, Some(super::Limit::MessageAge));
+    assert!(
+        refused.description.contains("2014-06-01T00:00:00Z"),
+        "{refused:?}"
+    );
+    let oldest = r#"{"tracker_id":1,"msg_time":"2014-06-01T00:00:00Z"}"#;
+    assert!(parse_line(oldest.as_bytes(), &rules).is_ok());
+}

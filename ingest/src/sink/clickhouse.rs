@@ -82,6 +82,12 @@ struct InnerName {
     name: String,
 }
 
+/// A stored inner column name of a tracker and day.
+#[derive(Debug, Row, Deserialize)]
+struct StoredName {
+    name: String,
+}
+
 /// A stored key, for deduplication.
 #[derive(Debug, Row, Deserialize)]
 struct Key {
@@ -445,6 +451,45 @@ impl Sink for ClickHouseSink {
                     _ => format!("no answer within {} ms", timeout.as_millis()),
                 };
                 tracing::warn!(%error, tracker, day, pause_s = KEYS_PAUSE.as_secs(), "ClickHouse did not give the stored keys; deduplicating against memory only");
+                *self
+                    .keys_unavailable_until
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + KEYS_PAUSE);
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    fn inner_names(&self, tracker: i64, day: i64) -> Result<Vec<String>> {
+        let paused = *self
+            .keys_unavailable_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if paused.is_some_and(|until| Instant::now() < until) {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT DISTINCT name FROM {} WHERE tracker_id = ? AND day = ?",
+            self.table.qualified(ClickHouseTable::INNER_COLUMNS)
+        );
+        let query = self
+            .client
+            .query(&sql)
+            .bind(tracker)
+            .bind(i32::try_from(day).unwrap_or(i32::MAX));
+        let timeout = self.config.query_timeout;
+        let answer = self.block_on(async move {
+            tokio::time::timeout(timeout, query.fetch_all::<StoredName>()).await
+        });
+        match answer {
+            Ok(Ok(names)) => Ok(names.into_iter().map(|n| n.name).collect()),
+            other => {
+                let error = match other {
+                    Ok(Err(error)) => error.to_string(),
+                    _ => format!("no answer within {} ms", timeout.as_millis()),
+                };
+                // As with keys: the names held in memory still count; stored ones are not known.
+                tracing::warn!(%error, tracker, day, pause_s = KEYS_PAUSE.as_secs(), "ClickHouse did not give the stored inner column names");
                 *self
                     .keys_unavailable_until
                     .lock()

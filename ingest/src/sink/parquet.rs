@@ -82,6 +82,24 @@ impl Sink for ParquetSink {
         self.catalog().flushed_wal_segment()
     }
 
+    fn inner_names(&self, tracker: i64, day: i64) -> Result<Vec<String>> {
+        let (from, to) = (day * 86_400_000, (day + 1) * 86_400_000);
+        let catalog = self.catalog();
+        let mut names: Vec<String> = catalog
+            .files()
+            .iter()
+            .filter_map(|file| {
+                let span = file.span(tracker)?;
+                let overlaps = span.message_time_min_ms < to && from <= span.message_time_max_ms;
+                overlaps.then(|| span.inner_names(file).map(str::to_owned))
+            })
+            .flatten()
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        Ok(names)
+    }
+
     fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
         let (from, to) = (day * 86_400_000, (day + 1) * 86_400_000);
         let files: Vec<FileEntry> = self

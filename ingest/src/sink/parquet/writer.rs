@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
-use arrow::compute::{SortColumn, concat_batches, lexsort_to_indices, take_record_batch};
+use arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use arrow::datatypes::{Int64Type, TimestampMillisecondType, UInt64Type};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -24,94 +24,168 @@ use super::catalog::sync_dir;
 use crate::batch::day_of;
 use crate::{Error, Result};
 
-/// Brings batches with different inner columns to one schema (missing columns null).
-pub(crate) fn unify(batches: &[RecordBatch]) -> Result<Option<RecordBatch>> {
-    let inner: BTreeSet<String> = batches
-        .iter()
-        .flat_map(|b| {
-            b.schema_ref()
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .collect::<Vec<_>>()
-        })
-        .filter(|name| InnerKind::split(name).is_some())
-        .collect();
-    let names: Vec<String> = inner.into_iter().collect();
-    let schema = columns::schema_with(&names);
-    let mut aligned = Vec::with_capacity(batches.len());
-    for batch in batches.iter().filter(|b| b.num_rows() > 0) {
-        let arrays: Vec<ArrayRef> = schema
-            .fields()
-            .iter()
-            .map(|field| {
-                batch
-                    .column_by_name(field.name())
-                    .cloned()
-                    .unwrap_or_else(|| {
-                        arrow::array::new_null_array(field.data_type(), batch.num_rows())
-                    })
-            })
-            .collect();
-        aligned.push(RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?);
-    }
-    if aligned.is_empty() {
-        return Ok(None);
-    }
-    concat_batches(&schema, &aligned)
-        .map(Some)
-        .map_err(Error::Arrow)
+/// Most inner columns one file holds: a day whose trackers have more between
+/// them is written to several files, each with the trackers that fit.
+const MAX_FILE_INNER_COLUMNS: usize = 4_096;
+
+/// Most cells (rows × columns) of one batch handed to the Parquet writer.
+const MAX_CHUNK_CELLS: usize = 4 * 1024 * 1024;
+
+/// The rows of one tracker on one UTC day, sorted by message time: a slice of
+/// an input batch with only the inner columns it has values in.
+#[derive(Debug)]
+struct Piece {
+    day: i64,
+    tracker: i64,
+    batch: RecordBatch,
 }
 
-/// Sorts rows by (day, tracker_id, msg_time) and writes one file per day.
+impl Piece {
+    fn inner_names(&self) -> impl Iterator<Item = &String> {
+        self.batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name())
+            .filter(|name| InnerKind::split(name).is_some())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
+
+/// Writes the rows of `batches` to day files, sorted by (tracker, message time).
+///
+/// Memory stays bounded by the input and one chunk: nothing brings all the
+/// batches to one schema. Each input batch is cut into pieces of one tracker
+/// and day (sorted first if it is not); a day's trackers go to files of at
+/// most [`MAX_FILE_INNER_COLUMNS`] inner columns; each file is written chunk
+/// by chunk, every column of a chunk gathered from its tracker's pieces (a
+/// piece without the column gives nulls).
 pub(crate) fn write_day_files(
     config: &ParquetConfig,
     batches: &[RecordBatch],
     mut next_id: impl FnMut() -> u64,
 ) -> Result<Vec<FileEntry>> {
-    let Some(all) = unify(batches)? else {
-        return Ok(Vec::new());
+    let pieces = pieces(batches)?;
+    let mut entries = Vec::new();
+    let mut start = 0;
+    while start < pieces.len() {
+        let day = pieces[start].day;
+        let end = start + pieces[start..].iter().take_while(|p| p.day == day).count();
+        for file in file_groups(&pieces[start..end]) {
+            entries.push(write_file(
+                config,
+                &file.pieces,
+                file.names,
+                day,
+                next_id(),
+            )?);
+        }
+        start = end;
+    }
+    Ok(entries)
+}
+
+/// The pieces of every batch, ordered by (day, tracker), input order kept among equals.
+fn pieces(batches: &[RecordBatch]) -> Result<Vec<Piece>> {
+    let mut pieces = Vec::new();
+    for batch in batches.iter().filter(|b| b.num_rows() > 0) {
+        let sorted = sorted_by_day_tracker_time(batch)?;
+        let keys = columns::key_columns(&sorted).ok_or(missing(columns::TRACKER_ID))?;
+        let key = |i: usize| (day_of(keys.message_time.value(i)), keys.tracker.value(i));
+        let mut start = 0;
+        while start < sorted.num_rows() {
+            let (day, tracker) = key(start);
+            let mut end = start + 1;
+            while end < sorted.num_rows() && key(end) == (day, tracker) {
+                end += 1;
+            }
+            pieces.push(Piece {
+                day,
+                tracker,
+                batch: drop_empty_inner_columns(&sorted.slice(start, end - start))?,
+            });
+            start = end;
+        }
+    }
+    pieces.sort_by_key(|p| (p.day, p.tracker));
+    Ok(pieces)
+}
+
+/// `batch` sorted by (day, tracker, message time): itself when it already is
+/// (memtable batches and file reads are), else a sorted copy.
+fn sorted_by_day_tracker_time(batch: &RecordBatch) -> Result<RecordBatch> {
+    let keys = columns::key_columns(batch).ok_or(missing(columns::TRACKER_ID))?;
+    let key = |i: usize| {
+        let time = keys.message_time.value(i);
+        (day_of(time), keys.tracker.value(i), time)
     };
-    let times = column_i64(&all, columns::MESSAGE_TIME)?;
-    let days: Int64Array = times.iter().map(|t| t.map(day_of)).collect();
+    if (1..batch.num_rows()).all(|i| key(i - 1) <= key(i)) {
+        return Ok(batch.clone());
+    }
+    let days: Int64Array = keys.message_time.iter().map(|t| t.map(day_of)).collect();
     let sort = [
         SortColumn {
-            values: Arc::new(days.clone()),
+            values: Arc::new(days),
             options: None,
         },
         SortColumn {
-            values: all
-                .column_by_name(columns::TRACKER_ID)
-                .cloned()
-                .ok_or(missing(columns::TRACKER_ID))?,
+            values: Arc::new(keys.tracker.clone()),
             options: None,
         },
         SortColumn {
-            values: all
-                .column_by_name(columns::MESSAGE_TIME)
-                .cloned()
-                .ok_or(missing(columns::MESSAGE_TIME))?,
+            values: Arc::new(keys.message_time.clone()),
             options: None,
         },
     ];
     let order = lexsort_to_indices(&sort, None).map_err(Error::Arrow)?;
-    let sorted = take_record_batch(&all, &order).map_err(Error::Arrow)?;
-    let sorted_days = arrow::compute::take(&days, &order, None).map_err(Error::Arrow)?;
-    let sorted_days = sorted_days.as_primitive::<Int64Type>();
+    take_record_batch(batch, &order).map_err(Error::Arrow)
+}
 
-    let mut entries = Vec::new();
+/// The trackers of one file and its inner columns, sorted.
+#[derive(Debug)]
+struct FileGroup<'p> {
+    pieces: Vec<&'p Piece>,
+    names: Vec<String>,
+}
+
+/// A day's pieces cut into files of whole trackers, each within
+/// [`MAX_FILE_INNER_COLUMNS`] inner columns (a tracker with more, from a
+/// WAL written before its day's columns were limited, gets a file of its own).
+fn file_groups(day: &[Piece]) -> Vec<FileGroup<'_>> {
+    let mut groups = Vec::new();
+    let mut current: Vec<&Piece> = Vec::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
     let mut start = 0;
-    while start < sorted.num_rows() {
-        let day = sorted_days.value(start);
-        let mut end = start;
-        while end < sorted.num_rows() && sorted_days.value(end) == day {
-            end += 1;
+    while start < day.len() {
+        let tracker = day[start].tracker;
+        let end = start
+            + day[start..]
+                .iter()
+                .take_while(|p| p.tracker == tracker)
+                .count();
+        let own: BTreeSet<String> = day[start..end]
+            .iter()
+            .flat_map(Piece::inner_names)
+            .cloned()
+            .collect();
+        if !current.is_empty() && names.union(&own).count() > MAX_FILE_INNER_COLUMNS {
+            groups.push(FileGroup {
+                pieces: std::mem::take(&mut current),
+                names: std::mem::take(&mut names).into_iter().collect(),
+            });
         }
-        let slice = drop_empty_inner_columns(&sorted.slice(start, end - start))?;
-        entries.push(write_file(config, &slice, day, next_id())?);
+        names.extend(own);
+        current.extend(&day[start..end]);
         start = end;
     }
-    Ok(entries)
+    if !current.is_empty() {
+        groups.push(FileGroup {
+            pieces: current,
+            names: names.into_iter().collect(),
+        });
+    }
+    groups
 }
 
 fn missing(column: &'static str) -> Error {
@@ -130,7 +204,7 @@ fn column_i64<'a>(
         .ok_or(missing(name))
 }
 
-/// A file lists only the inner columns it has values for, so the catalog's
+/// A piece lists only the inner columns it has values for, so the catalog's
 /// names are exact and `.*` expansion needs no scan.
 fn drop_empty_inner_columns(batch: &RecordBatch) -> Result<RecordBatch> {
     let keep: Vec<String> = batch
@@ -155,6 +229,57 @@ fn drop_empty_inner_columns(batch: &RecordBatch) -> Result<RecordBatch> {
         })
         .collect::<Result<Vec<_>>>()?;
     RecordBatch::try_new(schema, arrays).map_err(Error::Arrow)
+}
+
+/// The order of one tracker's rows across its pieces: by message time, the
+/// pieces' own order among equal times.
+fn merged_order(pieces: &[&Piece]) -> Result<Vec<(usize, usize)>> {
+    if let [only] = pieces {
+        return Ok((0..only.batch.num_rows()).map(|row| (0, row)).collect());
+    }
+    let mut rows = Vec::with_capacity(pieces.iter().map(|p| p.batch.num_rows()).sum());
+    for (index, piece) in pieces.iter().enumerate() {
+        let times = column_i64(&piece.batch, columns::MESSAGE_TIME)?;
+        rows.extend((0..piece.batch.num_rows()).map(|row| (times.value(row), index, row)));
+    }
+    rows.sort_unstable();
+    Ok(rows
+        .into_iter()
+        .map(|(_, piece, row)| (piece, row))
+        .collect())
+}
+
+/// The column `field` of the rows `order` (piece, row) picks from `pieces`.
+fn gather(
+    field: &arrow::datatypes::Field,
+    pieces: &[&Piece],
+    order: &[(usize, usize)],
+) -> Result<ArrayRef> {
+    let nulls = arrow::array::new_null_array(field.data_type(), 1);
+    let mut sources: Vec<ArrayRef> = Vec::with_capacity(pieces.len() + 1);
+    for piece in pieces {
+        let column = match piece.batch.column_by_name(field.name()) {
+            Some(column) if column.data_type() == field.data_type() => column.clone(),
+            Some(column) => {
+                arrow::compute::cast(column, field.data_type()).map_err(Error::Arrow)?
+            }
+            None => nulls.clone(),
+        };
+        sources.push(column);
+    }
+    let absent = |piece: usize| pieces[piece].batch.column_by_name(field.name()).is_none();
+    let indices: Vec<(usize, usize)> = order
+        .iter()
+        .map(|&(piece, row)| {
+            if absent(piece) {
+                (piece, 0)
+            } else {
+                (piece, row)
+            }
+        })
+        .collect();
+    let arrays: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
+    arrow::compute::interleave(&arrays, &indices).map_err(Error::Arrow)
 }
 
 fn properties(config: &ParquetConfig) -> Result<WriterProperties> {
@@ -191,7 +316,15 @@ fn properties(config: &ParquetConfig) -> Result<WriterProperties> {
     Ok(builder.build())
 }
 
-fn write_file(config: &ParquetConfig, batch: &RecordBatch, day: i64, id: u64) -> Result<FileEntry> {
+/// Writes one file of a day: its trackers in order, each one's pieces merged
+/// by time, in chunks of at most [`MAX_CHUNK_CELLS`] cells.
+fn write_file(
+    config: &ParquetConfig,
+    pieces: &[&Piece],
+    names: Vec<String>,
+    day: i64,
+    id: u64,
+) -> Result<FileEntry> {
     let date = chrono::DateTime::from_timestamp(day * 86_400, 0)
         .map(|d| d.format("%Y-%m-%d").to_string())
         .unwrap_or_else(|| day.to_string());
@@ -208,9 +341,65 @@ fn write_file(config: &ParquetConfig, batch: &RecordBatch, day: i64, id: u64) ->
         path: tmp.clone(),
         source,
     };
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties(config)?))
+    let schema = columns::schema_with(&names);
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(config)?))
         .map_err(parquet_error)?;
-    writer.write(batch).map_err(parquet_error)?;
+    let chunk_rows =
+        (MAX_CHUNK_CELLS / schema.fields().len().max(1)).clamp(1, config.row_group_rows.max(1));
+    let index: std::collections::HashMap<&str, u32> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (name.as_str(), i as u32))
+        .collect();
+
+    let mut spans = Vec::new();
+    let mut server = (i64::MAX, i64::MIN);
+    let mut rows = 0u64;
+    let mut start = 0;
+    while start < pieces.len() {
+        let tracker = pieces[start].tracker;
+        let end = start
+            + pieces[start..]
+                .iter()
+                .take_while(|p| p.tracker == tracker)
+                .count();
+        let own = &pieces[start..end];
+        let order = merged_order(own)?;
+        let mut message = (i64::MAX, i64::MIN);
+        for piece in own {
+            let keys = columns::key_columns(&piece.batch).ok_or(missing(columns::TRACKER_ID))?;
+            for i in 0..piece.batch.num_rows() {
+                let (m, s) = (keys.message_time.value(i), keys.server_time.value(i));
+                message = (message.0.min(m), message.1.max(m));
+                server = (server.0.min(s), server.1.max(s));
+            }
+        }
+        for chunk in order.chunks(chunk_rows) {
+            let arrays = schema
+                .fields()
+                .iter()
+                .map(|field| gather(field, own, chunk))
+                .collect::<Result<Vec<_>>>()?;
+            let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
+            writer.write(&batch).map_err(parquet_error)?;
+        }
+        let mut inner: Vec<u32> = own
+            .iter()
+            .flat_map(|p| p.inner_names())
+            .filter_map(|name| index.get(name.as_str()).copied())
+            .collect();
+        inner.sort_unstable();
+        inner.dedup();
+        spans.push(TrackerSpan {
+            tracker_id: tracker,
+            message_time_min_ms: message.0,
+            message_time_max_ms: message.1,
+            rows: order.len() as u64,
+            inner,
+        });
+        rows += order.len() as u64;
+        start = end;
+    }
     let file = writer.into_inner().map_err(parquet_error)?;
     file.sync_all().map_err(Error::io("syncing", &tmp))?;
     let bytes = file
@@ -220,65 +409,26 @@ fn write_file(config: &ParquetConfig, batch: &RecordBatch, day: i64, id: u64) ->
     std::fs::rename(&tmp, &path).map_err(Error::io("renaming", &path))?;
     sync_dir(&dir)?;
 
-    let trackers = batch
-        .column_by_name(columns::TRACKER_ID)
-        .and_then(|c| c.as_primitive_opt::<Int64Type>())
-        .ok_or(missing(columns::TRACKER_ID))?;
-    let message = column_i64(batch, columns::MESSAGE_TIME)?;
-    let server = column_i64(batch, columns::SERVER_TIME)?;
-    let range = |a: &dyn Fn(usize) -> i64, rows: std::ops::Range<usize>| {
-        rows.map(a)
-            .fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
-    };
-    let all = 0..batch.num_rows();
-    let (tracker_min, tracker_max) = range(&|i| trackers.value(i), all.clone());
-    let (message_time_min_ms, message_time_max_ms) = range(&|i| message.value(i), all.clone());
-    let (server_time_min_ms, server_time_max_ms) = range(&|i| server.value(i), all);
-    let inner: Vec<(String, ArrayRef)> = batch
-        .schema_ref()
-        .fields()
-        .iter()
-        .zip(batch.columns())
-        .filter(|(f, _)| InnerKind::split(f.name()).is_some())
-        .map(|(f, a)| (f.name().clone(), a.clone()))
-        .collect();
-    // Rows are sorted by tracker: each tracker is one contiguous run.
-    let mut spans = Vec::new();
-    let mut start = 0;
-    while start < batch.num_rows() {
-        let tracker = trackers.value(start);
-        let mut end = start;
-        while end < batch.num_rows() && trackers.value(end) == tracker {
-            end += 1;
-        }
-        let (message_time_min_ms, message_time_max_ms) = range(&|i| message.value(i), start..end);
-        let present = inner
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, array))| array.slice(start, end - start).null_count() < end - start)
-            .map(|(i, _)| i as u32)
-            .collect();
-        spans.push(TrackerSpan {
-            tracker_id: tracker,
-            message_time_min_ms,
-            message_time_max_ms,
-            rows: (end - start) as u64,
-            inner: present,
-        });
-        start = end;
-    }
     Ok(FileEntry {
         id,
         path: relative,
-        tracker_min,
-        tracker_max,
-        message_time_min_ms,
-        message_time_max_ms,
-        server_time_min_ms,
-        server_time_max_ms,
-        rows: batch.num_rows() as u64,
+        tracker_min: spans.first().map_or(0, |s| s.tracker_id),
+        tracker_max: spans.last().map_or(0, |s| s.tracker_id),
+        message_time_min_ms: spans
+            .iter()
+            .map(|s| s.message_time_min_ms)
+            .min()
+            .unwrap_or(0),
+        message_time_max_ms: spans
+            .iter()
+            .map(|s| s.message_time_max_ms)
+            .max()
+            .unwrap_or(0),
+        server_time_min_ms: server.0,
+        server_time_max_ms: server.1,
+        rows,
         bytes,
-        inner_columns: inner.into_iter().map(|(name, _)| name).collect(),
+        inner_columns: names,
         trackers: spans,
     })
 }
@@ -359,8 +509,12 @@ pub(crate) fn read_filtered(
         source,
     };
     let file = File::open(path).map_err(Error::io("opening", path))?;
+    // Small batches: a wide file's absent values are materialized as nulls
+    // only a thousand rows at a time, and each tracker's run keeps only the
+    // columns it has values in.
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(parquet_error)?
+        .with_batch_size(1024)
         .build()
         .map_err(parquet_error)?;
     let mut kept = Vec::new();
@@ -377,9 +531,7 @@ pub(crate) fn read_filtered(
             .map(|i| Some(keep(trackers.value(i), times.value(i))))
             .collect();
         let filtered = arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
-        if filtered.num_rows() > 0 {
-            kept.push(filtered);
-        }
+        kept.extend(pieces(&[filtered])?.into_iter().map(|piece| piece.batch));
     }
     Ok((kept, read))
 }

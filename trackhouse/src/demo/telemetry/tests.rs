@@ -92,9 +92,8 @@ fn every_line_passes_the_intake_parser() {
         .join("\n");
     let now = fleet.span.end_ms;
     let rules = LineRules {
-        now_ms: now,
-        server_time_ms: now,
         allow_server_time: true,
+        ..LineRules::at(now)
     };
     let (parsed, rejected) = parse_body(body.as_bytes(), &rules);
     assert!(
