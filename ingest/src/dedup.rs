@@ -100,7 +100,7 @@ impl DedupIndex {
         new.sort_unstable();
         new.dedup();
         let total = part.names.len() + new.len();
-        if total > limit {
+        if !new.is_empty() && total > limit {
             return Err(total);
         }
         part.names.extend(new.into_iter().cloned());

@@ -114,6 +114,8 @@ pub(crate) struct Shared {
     pub(crate) state: RwLock<State>,
     pub(crate) dedup: Mutex<DedupIndex>,
     pub(crate) retention: Mutex<Retention>,
+    /// Files a merge could not make into one; compaction leaves them alone.
+    pub(crate) unmergeable: Mutex<HashSet<u64>>,
 }
 
 /// Retention cutoffs by tracker (ms since the epoch), and whether they changed since the last run.
@@ -292,6 +294,7 @@ impl Ingest {
             }),
             dedup: Mutex::new(DedupIndex::new(config.dedup_max_entries)),
             retention: Mutex::new(Retention::default()),
+            unmergeable: Mutex::new(HashSet::new()),
             config,
             sink,
             metrics,

@@ -10,6 +10,7 @@ mod clickhouse_current;
 mod clickhouse_outage;
 mod conventions;
 mod intake;
+mod intake_limits;
 mod openapi;
 mod panel;
 mod rate_limits;

@@ -58,13 +58,19 @@ pub(super) fn apply(shared: &Shared, rewrite: Rewrite) {
 
 /// Merges the small files of one day, if a day has enough of them. At most
 /// one merge per call, of at most `compact_max_rows` rows, so each call's work is bounded.
+///
+/// Files that came out of a merge as more than one file (their columns are
+/// too different to share a file, see the Parquet writer) are left alone
+/// from then on: merging them again would only write them again.
 pub(super) fn compact(shared: &Shared) -> Result<bool> {
     let files = shared.read().files.clone();
     let config = &shared.config;
+    let mut unmergeable = shared.unmergeable.lock().unwrap_or_else(|p| p.into_inner());
+    unmergeable.retain(|id| files.iter().any(|f| f.id == *id));
     let mut days: BTreeMap<PathBuf, Vec<&FileEntry>> = BTreeMap::new();
     for file in files
         .iter()
-        .filter(|f| f.rows < config.compact_small_rows as u64)
+        .filter(|f| f.rows < config.compact_small_rows as u64 && !unmergeable.contains(&f.id))
     {
         days.entry(file.path.parent().map(PathBuf::from).unwrap_or_default())
             .or_default()
@@ -96,6 +102,10 @@ pub(super) fn compact(shared: &Shared) -> Result<bool> {
         into = rewrite.added.len(),
         "compacted"
     );
+    if rewrite.added.len() > 1 {
+        unmergeable.extend(rewrite.added.iter().map(|f| f.id));
+    }
+    drop(unmergeable);
     apply(shared, rewrite);
     shared.metrics.compactions.inc();
     Ok(true)

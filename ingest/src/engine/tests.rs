@@ -389,3 +389,5 @@ async fn retention_removes_rows_older_than_each_trackers_cutoff() {
     assert_eq!(ingest.write(old).await.unwrap().accepted, 5);
     ingest.shutdown().unwrap();
 }
+
+mod limits;

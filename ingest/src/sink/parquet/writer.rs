@@ -1,6 +1,6 @@
 //! Sorting batches into day files, and reading keys back.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -25,8 +25,15 @@ use crate::batch::day_of;
 use crate::{Error, Result};
 
 /// Most inner columns one file holds: a day whose trackers have more between
-/// them is written to several files, each with the trackers that fit.
+/// them is written to several files.
 const MAX_FILE_INNER_COLUMNS: usize = 4_096;
+
+/// Null cells a file may hold for each value, beyond [`FILE_NULL_SLACK`]:
+/// rows of trackers with other columns, or a row with many columns of its
+/// own, go to another file of the day rather than widen every row.
+const FILE_NULLS_PER_VALUE: usize = 16;
+/// Null cells any file may hold regardless.
+const FILE_NULL_SLACK: usize = 4 * 1024 * 1024;
 
 /// Most cells (rows × columns) of one batch handed to the Parquet writer.
 const MAX_CHUNK_CELLS: usize = 4 * 1024 * 1024;
@@ -41,6 +48,18 @@ struct Piece {
 }
 
 impl Piece {
+    /// Inner cells with a value.
+    fn values(&self) -> usize {
+        self.batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .zip(self.batch.columns())
+            .filter(|(f, _)| InnerKind::split(f.name()).is_some())
+            .map(|(_, c)| c.len() - c.null_count())
+            .sum()
+    }
+
     fn inner_names(&self) -> impl Iterator<Item = &String> {
         self.batch
             .schema_ref()
@@ -149,43 +168,54 @@ struct FileGroup<'p> {
     names: Vec<String>,
 }
 
-/// A day's pieces cut into files of whole trackers, each within
-/// [`MAX_FILE_INNER_COLUMNS`] inner columns (a tracker with more, from a
-/// WAL written before its day's columns were limited, gets a file of its own).
+/// A day's pieces cut into files: each piece, in tracker order, goes to the
+/// first file it fits, within [`MAX_FILE_INNER_COLUMNS`] columns and
+/// [`FILE_NULLS_PER_VALUE`] null cells per value (plus the slack). Trackers
+/// with the same columns share a file; a tracker's rows span files only when
+/// their columns differ that much (a day that predates the limit on its
+/// columns, or a fleet of very different devices).
 fn file_groups(day: &[Piece]) -> Vec<FileGroup<'_>> {
-    let mut groups = Vec::new();
-    let mut current: Vec<&Piece> = Vec::new();
-    let mut names: BTreeSet<String> = BTreeSet::new();
-    let mut start = 0;
-    while start < day.len() {
-        let tracker = day[start].tracker;
-        let end = start
-            + day[start..]
-                .iter()
-                .take_while(|p| p.tracker == tracker)
-                .count();
-        let own: BTreeSet<String> = day[start..end]
-            .iter()
-            .flat_map(Piece::inner_names)
-            .cloned()
-            .collect();
-        if !current.is_empty() && names.union(&own).count() > MAX_FILE_INNER_COLUMNS {
-            groups.push(FileGroup {
-                pieces: std::mem::take(&mut current),
-                names: std::mem::take(&mut names).into_iter().collect(),
-            });
-        }
-        names.extend(own);
-        current.extend(&day[start..end]);
-        start = end;
+    struct Open<'p> {
+        pieces: Vec<&'p Piece>,
+        names: BTreeSet<String>,
+        rows: usize,
+        values: usize,
     }
-    if !current.is_empty() {
-        groups.push(FileGroup {
-            pieces: current,
-            names: names.into_iter().collect(),
-        });
+    let mut open: Vec<Open<'_>> = Vec::new();
+    for piece in day {
+        let own: Vec<&String> = piece.inner_names().collect();
+        let (rows, values) = (piece.batch.num_rows(), piece.values());
+        let fits = |group: &Open<'_>| {
+            let width =
+                group.names.len() + own.iter().filter(|n| !group.names.contains(**n)).count();
+            let (rows, values) = (group.rows + rows, group.values + values);
+            width <= MAX_FILE_INNER_COLUMNS
+                && rows * width <= values * (FILE_NULLS_PER_VALUE + 1) + FILE_NULL_SLACK
+        };
+        let index = match open.iter().position(fits) {
+            Some(index) => index,
+            None => {
+                open.push(Open {
+                    pieces: Vec::new(),
+                    names: BTreeSet::new(),
+                    rows: 0,
+                    values: 0,
+                });
+                open.len() - 1
+            }
+        };
+        let group = &mut open[index];
+        group.names.extend(own.into_iter().cloned());
+        group.rows += rows;
+        group.values += values;
+        group.pieces.push(piece);
     }
-    groups
+    open.into_iter()
+        .map(|group| FileGroup {
+            pieces: group.pieces,
+            names: group.names.into_iter().collect(),
+        })
+        .collect()
 }
 
 fn missing(column: &'static str) -> Error {
@@ -207,27 +237,17 @@ fn column_i64<'a>(
 /// A piece lists only the inner columns it has values for, so the catalog's
 /// names are exact and `.*` expansion needs no scan.
 fn drop_empty_inner_columns(batch: &RecordBatch) -> Result<RecordBatch> {
-    let keep: Vec<String> = batch
+    let (fields, arrays): (Vec<_>, Vec<_>) = batch
         .schema_ref()
         .fields()
         .iter()
         .zip(batch.columns())
         .filter(|(field, array)| {
-            InnerKind::split(field.name()).is_some() && array.null_count() < array.len()
+            InnerKind::split(field.name()).is_none() || array.null_count() < array.len()
         })
-        .map(|(field, _)| field.name().clone())
-        .collect();
-    let schema = columns::schema_with(&keep);
-    let arrays = schema
-        .fields()
-        .iter()
-        .map(|f| {
-            batch
-                .column_by_name(f.name())
-                .cloned()
-                .ok_or_else(|| missing("inner"))
-        })
-        .collect::<Result<Vec<_>>>()?;
+        .map(|(field, array)| (field.clone(), array.clone()))
+        .unzip();
+    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
     RecordBatch::try_new(schema, arrays).map_err(Error::Arrow)
 }
 
@@ -249,47 +269,80 @@ fn merged_order(pieces: &[&Piece]) -> Result<Vec<(usize, usize)>> {
         .collect())
 }
 
-/// The column `field` of the rows `order` (piece, row) picks from `pieces`.
+/// Each piece's columns by name, looked up once per file (a wide file has
+/// tens of thousands of columns; a schema lookup by name is a linear scan).
+fn column_maps<'p>(pieces: &[&'p Piece]) -> Vec<HashMap<&'p str, &'p ArrayRef>> {
+    pieces
+        .iter()
+        .map(|piece| {
+            piece
+                .batch
+                .schema_ref()
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .zip(piece.batch.columns())
+                .collect()
+        })
+        .collect()
+}
+
+/// The column `field` of the rows `order` (piece, row) picks from the pieces
+/// whose columns `maps` holds.
 fn gather(
     field: &arrow::datatypes::Field,
-    pieces: &[&Piece],
+    maps: &[HashMap<&str, &ArrayRef>],
     order: &[(usize, usize)],
 ) -> Result<ArrayRef> {
+    let present: Vec<Option<&ArrayRef>> = maps
+        .iter()
+        .map(|m| m.get(field.name().as_str()).copied())
+        .collect();
+    if order.iter().all(|&(piece, _)| present[piece].is_none()) {
+        return Ok(arrow::array::new_null_array(field.data_type(), order.len()));
+    }
     let nulls = arrow::array::new_null_array(field.data_type(), 1);
-    let mut sources: Vec<ArrayRef> = Vec::with_capacity(pieces.len() + 1);
-    for piece in pieces {
-        let column = match piece.batch.column_by_name(field.name()) {
-            Some(column) if column.data_type() == field.data_type() => column.clone(),
+    let mut sources: Vec<ArrayRef> = Vec::with_capacity(maps.len());
+    for column in &present {
+        sources.push(match column {
+            Some(column) if column.data_type() == field.data_type() => (*column).clone(),
             Some(column) => {
                 arrow::compute::cast(column, field.data_type()).map_err(Error::Arrow)?
             }
             None => nulls.clone(),
-        };
-        sources.push(column);
+        });
     }
-    let absent = |piece: usize| pieces[piece].batch.column_by_name(field.name()).is_none();
     let indices: Vec<(usize, usize)> = order
         .iter()
-        .map(|&(piece, row)| {
-            if absent(piece) {
-                (piece, 0)
-            } else {
-                (piece, row)
-            }
-        })
+        .map(|&(piece, row)| (piece, if present[piece].is_some() { row } else { 0 }))
         .collect();
     let arrays: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
     arrow::compute::interleave(&arrays, &indices).map_err(Error::Arrow)
 }
 
-fn properties(config: &ParquetConfig) -> Result<WriterProperties> {
+/// Inner columns beyond which a file is written lean: no dictionaries and no
+/// page statistics for inner columns (each column writer then costs little;
+/// only a day that predates the limit on its columns has such a file).
+const LEAN_FILE_INNER_COLUMNS: usize = 1_024;
+
+fn properties(config: &ParquetConfig, inner_columns: usize) -> Result<WriterProperties> {
     let level = ZstdLevel::try_new(config.zstd_level).map_err(|source| Error::Parquet {
         path: config.root.clone(),
         source,
     })?;
+    let lean = inner_columns > LEAN_FILE_INNER_COLUMNS;
     let mut builder = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(level))
-        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_compression(if lean {
+            Compression::UNCOMPRESSED
+        } else {
+            Compression::ZSTD(level)
+        })
+        .set_statistics_enabled(if lean {
+            EnabledStatistics::None
+        } else {
+            EnabledStatistics::Page
+        })
+        .set_dictionary_enabled(!lean)
         .set_max_row_group_row_count(Some(config.row_group_rows.max(1)))
         .set_sorting_columns(Some(vec![
             SortingColumn {
@@ -313,6 +366,17 @@ fn properties(config: &ParquetConfig) -> Result<WriterProperties> {
     }
     // Hashes are random: a dictionary never pays.
     builder = builder.set_column_dictionary_enabled(ColumnPath::from(columns::CONTENT_HASH), false);
+    if lean {
+        // Pruning needs the key columns' statistics whatever the width.
+        for key in [
+            columns::TRACKER_ID,
+            columns::MESSAGE_TIME,
+            columns::SERVER_TIME,
+        ] {
+            builder = builder
+                .set_column_statistics_enabled(ColumnPath::from(key), EnabledStatistics::Page);
+        }
+    }
     Ok(builder.build())
 }
 
@@ -342,8 +406,9 @@ fn write_file(
         source,
     };
     let schema = columns::schema_with(&names);
-    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(config)?))
-        .map_err(parquet_error)?;
+    let mut writer =
+        ArrowWriter::try_new(file, schema.clone(), Some(properties(config, names.len())?))
+            .map_err(parquet_error)?;
     let chunk_rows =
         (MAX_CHUNK_CELLS / schema.fields().len().max(1)).clamp(1, config.row_group_rows.max(1));
     let index: std::collections::HashMap<&str, u32> = names
@@ -365,6 +430,7 @@ fn write_file(
                 .count();
         let own = &pieces[start..end];
         let order = merged_order(own)?;
+        let maps = column_maps(own);
         let mut message = (i64::MAX, i64::MIN);
         for piece in own {
             let keys = columns::key_columns(&piece.batch).ok_or(missing(columns::TRACKER_ID))?;
@@ -378,7 +444,7 @@ fn write_file(
             let arrays = schema
                 .fields()
                 .iter()
-                .map(|field| gather(field, own, chunk))
+                .map(|field| gather(field, &maps, chunk))
                 .collect::<Result<Vec<_>>>()?;
             let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
             writer.write(&batch).map_err(parquet_error)?;
