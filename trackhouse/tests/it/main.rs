@@ -10,6 +10,8 @@
 //!   accounts of the first.
 //! - `data_dirs`: any data directory (relative, absolute, `..`, spaces,
 //!   non-ASCII, a symlink) serves reads after a flush and a compaction.
+//! - `memory`: a message at the limit of inner columns among 200,000 keeps
+//!   the server's peak memory bounded at intake and on replay.
 //! - `import`: NDJSON files reach a running server; rejected lines are named
 //!   by `file:line` and the exit status says whether everything was stored.
 
@@ -22,5 +24,6 @@ mod demo;
 mod durability;
 mod import;
 mod layering;
+mod memory;
 mod serve;
 mod support;

@@ -236,6 +236,17 @@ impl Proc {
         }
     }
 
+    /// The process's peak resident memory so far (`VmHWM`), in KiB.
+    pub(crate) fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmHWM in /proc/{}/status", self.child.id()))
+    }
+
     /// The stderr lines read so far, joined.
     pub(crate) fn log_text(&mut self) -> String {
         while let Ok(line) = self.stderr.try_recv() {
