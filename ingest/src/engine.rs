@@ -90,6 +90,9 @@ impl IngestConfig {
     }
 }
 
+/// One day in ms.
+const DAY_MS: i64 = 86_400_000;
+
 /// Distinct inner columns one tracker may have on one UTC day, by default.
 pub const DEFAULT_MAX_INNER_NAMES_PER_DAY: usize = 1_024;
 
@@ -364,14 +367,27 @@ impl Ingest {
     /// Sets the retention cutoff of each tracker (ms since the epoch): rows with
     /// an older message time are removed by the next retention run, which
     /// starts soon after new cutoffs arrive. Trackers not named keep their data.
+    ///
+    /// Cutoffs are rounded down to the start of their UTC day: a day's
+    /// expired rows go at once, so the file holding a cutoff is rewritten
+    /// once a day, not at every push (rows are kept up to a day longer;
+    /// reads apply the exact store period). Cutoffs equal to the current
+    /// ones change nothing and start no run.
     pub fn set_retention(&self, cutoffs: HashMap<i64, i64>) {
+        let rounded: BTreeMap<i64, i64> = cutoffs
+            .into_iter()
+            .map(|(tracker, cutoff)| (tracker, cutoff.div_euclid(DAY_MS) * DAY_MS))
+            .collect();
         let mut retention = self
             .shared
             .retention
             .lock()
             .unwrap_or_else(|p| p.into_inner());
+        if retention.cutoffs.as_deref() == Some(&rounded) {
+            return;
+        }
         *retention = Retention {
-            cutoffs: Some(Arc::new(cutoffs.into_iter().collect())),
+            cutoffs: Some(Arc::new(rounded)),
             changed: true,
         };
     }

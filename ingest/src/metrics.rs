@@ -36,6 +36,8 @@ pub(crate) struct IngestMetrics {
     pub(crate) files: Gauge,
     pub(crate) file_bytes: Gauge,
     pub(crate) compactions: Counter,
+    pub(crate) retention_runs: Counter,
+    pub(crate) retention_rewrites: Counter,
     pub(crate) dedup_entries: Gauge,
 }
 
@@ -56,6 +58,8 @@ impl IngestMetrics {
             files: Gauge::default(),
             file_bytes: Gauge::default(),
             compactions: Counter::default(),
+            retention_runs: Counter::default(),
+            retention_rewrites: Counter::default(),
             dedup_entries: Gauge::default(),
         };
         let r = registry;
@@ -128,6 +132,16 @@ impl IngestMetrics {
             "trackhouse_compactions",
             "Compactions of small Parquet files",
             m.compactions.clone(),
+        );
+        r.register(
+            "trackhouse_retention_runs",
+            "Retention passes completed (at new cutoffs, and every retention interval)",
+            m.retention_runs.clone(),
+        );
+        r.register(
+            "trackhouse_retention_rewrites",
+            "Files retention rewrote without their expired rows",
+            m.retention_rewrites.clone(),
         );
         r.register(
             "trackhouse_dedup_index_entries",

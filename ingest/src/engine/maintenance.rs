@@ -132,18 +132,24 @@ pub(super) fn retain(shared: &Shared, cutoffs: &BTreeMap<i64, i64>) -> Result<u6
             .get(tracker)
             .is_none_or(|cutoff| (day + 1) * 86_400_000 > *cutoff)
     });
+    shared.metrics.retention_runs.inc();
     Ok(dropped)
 }
 
-/// Rewrites the files holding expired rows without them.
+/// Rewrites the files holding expired rows without them: only files in which
+/// some tracker's own earliest row is older than that tracker's cutoff, so
+/// every rewrite drops rows (a file's tracker range and earliest time say
+/// nothing of which tracker that earliest row is).
 fn rewrite_expired(shared: &Shared, cutoffs: &BTreeMap<i64, i64>) -> Result<u64> {
     let files = shared.read().files.clone();
     let expired: Vec<FileEntry> = files
         .iter()
         .filter(|f| {
-            cutoffs
-                .range(f.tracker_min..=f.tracker_max)
-                .any(|(_, cutoff)| *cutoff > f.message_time_min_ms)
+            f.trackers.iter().any(|span| {
+                cutoffs
+                    .get(&span.tracker_id)
+                    .is_some_and(|cutoff| span.message_time_min_ms < *cutoff)
+            })
         })
         .cloned()
         .collect();
@@ -171,6 +177,7 @@ fn rewrite_retained(
     keep: &dyn Fn(i64, i64) -> bool,
 ) -> Result<u64> {
     let rewrite = shared.sink.rewrite(files, keep)?;
+    shared.metrics.retention_rewrites.inc_by(files.len() as u64);
     let dropped = rewrite.rows_dropped;
     tracing::info!(
         files = files.len(),

@@ -390,4 +390,50 @@ async fn retention_removes_rows_older_than_each_trackers_cutoff() {
     ingest.shutdown().unwrap();
 }
 
+#[tokio::test]
+async fn retention_rewrites_only_files_it_drops_rows_from_and_once_a_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    let at = |tracker: i64, day: i64| -> Vec<Message> {
+        (0..5)
+            .map(|i| message(tracker, NOW_MS + day * DAY_MS + i, 1.0))
+            .collect()
+    };
+    // Ten days ago: trackers 1 and 3; today: trackers 1, 2 and 3.
+    for (tracker, day) in [(1, -10), (3, -10), (1, 0), (2, 0), (3, 0)] {
+        ingest.write(at(tracker, day)).await.unwrap();
+    }
+    ingest.flush().unwrap();
+    let metrics = &ingest.shared.metrics;
+    let runs = || metrics.retention_runs.get();
+    let rewrites = || metrics.retention_rewrites.get();
+    let keep = |days: i64, extra_ms: i64| {
+        let cutoff = NOW_MS - days * DAY_MS + extra_ms;
+        HashMap::from([(1, cutoff), (2, cutoff)])
+    };
+
+    // Tracker 2 has nothing older than five days: the old day's file, whose
+    // tracker range 1..3 takes it in, is left alone.
+    ingest.set_retention(HashMap::from([(2, NOW_MS - 5 * DAY_MS)]));
+    eventually("a run", || runs() == 1);
+    assert_eq!(rewrites(), 0);
+    // Tracker 1 keeps five days too: the old file is rewritten once.
+    ingest.set_retention(keep(5, 0));
+    eventually("a second run", || runs() == 2);
+    assert_eq!(rewrites(), 1);
+    assert_eq!(rows(&ingest.snapshot()), 20);
+    // The cutoffs move on every ten minutes within the day: no run at all.
+    for step in 1..=6 {
+        ingest.set_retention(keep(5, step * 600_000));
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!((runs(), rewrites()), (2, 1));
+    // A day later a run comes, with nothing of tracker 1 or 2 left to drop.
+    ingest.set_retention(keep(4, 0));
+    eventually("a third run", || runs() == 3);
+    assert_eq!(rewrites(), 1);
+    assert_eq!(rows(&ingest.snapshot()), 20);
+    ingest.shutdown().unwrap();
+}
+
 mod limits;
