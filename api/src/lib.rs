@@ -26,6 +26,7 @@ mod openapi;
 mod panel;
 mod params;
 mod raw_data;
+mod reads;
 mod resampling;
 mod route;
 mod server;

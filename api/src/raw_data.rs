@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::body::Body;
 use axum::http::{HeaderMap, header};
+use futures::StreamExt;
 use platform::UserAuth;
 use query::columns::{inner_candidates, plan_columns, present_inner_columns};
 use query::export::{Format, TimeFormat, export_stream};
@@ -40,7 +41,7 @@ pub(crate) fn routes() -> Vec<Route> {
                  than the plan's store period is not returned.",
             )
             .errors(&TRACKER_ERRORS)
-            .errors(&[ErrorCode::TimeSpanTooBig]),
+            .errors(&[ErrorCode::TimeSpanTooBig, ErrorCode::QueueUnavailable]),
         Route::new(
             "/dwh/v1/tracker/raw_data/get_inputs",
             User::any(),
@@ -157,10 +158,17 @@ impl From<query::Error> for ApiError {
             query::Error::UnknownColumn { column } => {
                 ApiError::invalid("columns", format!("has an unknown column `{column}`"))
             }
+            err @ query::Error::TooManyColumns { .. } => {
+                ApiError::invalid("columns", format!("{err} (--raw-data-max-columns)"))
+            }
             other => ApiError::from_error(other),
         }
     }
 }
+
+/// Cells (rows × scanned columns) of one batch of a read: a wide read gets
+/// shorter batches, so a batch and its encoding stay within a few MiB.
+const BATCH_CELLS: usize = 256 * 1024;
 
 /// `format: "parquet"` (clarification 17) or `"ndjson"`; otherwise `Accept:
 /// application/x-ndjson` asks for NDJSON; CSV is the default.
@@ -243,14 +251,19 @@ async fn read(
         state.inner.query_context.clone(),
     )
     .await?;
-    let plan = plan_columns(&p.columns, &present)?;
-
+    let plan = plan_columns(
+        &p.columns,
+        &present,
+        state.inner.config.raw_data_max_columns,
+    )?;
+    let slot = state.inner.reads.take(caller.user_id.0)?;
+    let width = plan.scan_columns.len() + 3;
     let request = ScanRequest {
         tracker: tracker.id.0,
         message: (message.0, message.1.max(message.0)),
         server,
         columns: plan.scan_columns.clone(),
-        batch_size: 8192,
+        batch_size: (BATCH_CELLS / width).clamp(64, 8192),
         with_server_time: true,
         string_views: false,
     };
@@ -264,6 +277,11 @@ async fn read(
         output,
         batches,
     )?;
+    // The slot is held until the last chunk is sent (or the client goes away).
+    let chunks = chunks.map(move |chunk| {
+        let _held = &slot;
+        chunk
+    });
     Ok(Media::new((
         [(header::CONTENT_TYPE, output.content_type())],
         Body::from_stream(chunks),

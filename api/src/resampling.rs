@@ -64,6 +64,7 @@ pub(crate) fn routes() -> Vec<Route> {
             ErrorCode::DeviceBlocked,
             ErrorCode::TimeSpanTooBig,
             ErrorCode::MissingCalibration,
+            ErrorCode::QueueUnavailable,
         ]),
     ]
 }
@@ -361,6 +362,7 @@ async fn resampling(
     };
     let step_minutes = parse_step(p.step_size.as_ref())?;
     let props = parse_props(p.resampling_props.as_ref())?;
+    let _slot = state.inner.reads.take(caller.user_id.0)?;
 
     let zone = platform::check_time_zone("time_zone", &tracker.time_zone).unwrap_or(chrono_tz::UTC);
     let now = state.store().clock().now();

@@ -40,6 +40,12 @@ pub struct ApiConfig {
     pub resampling_max_span_days: u32,
     /// Intake requests processed at once; more are answered 503 (code 8), so memory stays bounded.
     pub max_intake_requests: usize,
+    /// Most columns of one raw data read, after `.*` expansion (more: code 7).
+    pub raw_data_max_columns: usize,
+    /// Raw data exports and fuel resamplings running at once, in all (more: 503, code 8).
+    pub max_reads: usize,
+    /// ... and of one user (more: 429, code 15).
+    pub max_reads_per_user: usize,
     /// Most entries of one complex member (`inputs`, `states`, `discrete_*`)
     /// of an intake line; more: the line is refused with code 7.
     pub max_inner_entries: usize,
@@ -62,6 +68,9 @@ impl Default for ApiConfig {
             max_intake_requests: 8,
             raw_data_max_span_days: 31,
             resampling_max_span_days: 31,
+            raw_data_max_columns: 1_024,
+            max_reads: 16,
+            max_reads_per_user: 4,
             max_inner_entries: ingest::intake::DEFAULT_MAX_INNER_ENTRIES,
             max_message_age_days: ingest::intake::DEFAULT_MAX_MESSAGE_AGE_DAYS,
         }
@@ -85,6 +94,8 @@ pub(crate) struct Inner {
     pub(crate) series_context: Arc<query::TaskContext>,
     /// Gathering buffers of resampling, kept across requests.
     pub(crate) resampling_scratch: crate::resampling::ScratchPool,
+    /// Slots of the heavy reads (exports and resampling).
+    pub(crate) reads: crate::reads::ReadSlots,
     pub(crate) config: ApiConfig,
     pub(crate) limits: RateLimits,
     pub(crate) metrics: Metrics,
@@ -103,6 +114,11 @@ impl AppState {
         mut registry: Registry,
     ) -> Self {
         let metrics = Metrics::register(&mut registry);
+        let reads = crate::reads::ReadSlots::new(
+            config.max_reads,
+            config.max_reads_per_user,
+            &mut registry,
+        );
         let limits = RateLimits::new(&config.rate_limits);
         let intake_slots = tokio::sync::Semaphore::new(config.max_intake_requests.max(1));
         Self {
@@ -113,6 +129,7 @@ impl AppState {
                 query_context: query::task_context(),
                 series_context: query::task_context_with_batch_size(query::series::BATCH_ROWS),
                 resampling_scratch: crate::resampling::ScratchPool::default(),
+                reads,
                 config,
                 limits,
                 metrics,

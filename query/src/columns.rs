@@ -213,7 +213,22 @@ fn memtable_candidates(
 }
 
 /// Resolves the requested columns; an unknown column is code 7 naming it.
-pub fn plan_columns(requested: &[String], present: &BTreeSet<String>) -> Result<ColumnPlan> {
+///
+/// A column given twice, or both by name and by an expansion (`inputs.fuel`
+/// and `inputs.*`), is written once, where it first appears. More than
+/// `max_columns` columns after expansion (besides `msg_time`) is code 7:
+/// the width of a row, and so of every batch encoded, stays bounded.
+pub fn plan_columns(
+    requested: &[String],
+    present: &BTreeSet<String>,
+    max_columns: usize,
+) -> Result<ColumnPlan> {
+    if requested.len() > max_columns {
+        return Err(Error::TooManyColumns {
+            columns: requested.len(),
+            max: max_columns,
+        });
+    }
     let mut outputs = vec![OutputColumn {
         header: columns::MESSAGE_TIME.to_owned(),
         output: Output::MessageTime,
@@ -299,9 +314,18 @@ pub fn plan_columns(requested: &[String], present: &BTreeSet<String>) -> Result<
             return Err(unknown());
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    outputs.retain(|o| seen.insert(o.header.clone()));
+    if outputs.len() - 1 > max_columns {
+        return Err(Error::TooManyColumns {
+            columns: outputs.len() - 1,
+            max: max_columns,
+        });
+    }
     let mut scan_columns: Vec<String> = Vec::new();
+    let mut scanned = std::collections::HashSet::new();
     let mut need = |column: &str| {
-        if !scan_columns.iter().any(|c| c == column) {
+        if scanned.insert(column.to_owned()) {
             scan_columns.push(column.to_owned());
         }
     };

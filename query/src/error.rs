@@ -12,6 +12,14 @@ pub enum Error {
         /// The column as requested.
         column: String,
     },
+    /// More columns were asked for than a read may have.
+    #[error("asks for {columns} columns after expansion; at most {max} may be read at once")]
+    TooManyColumns {
+        /// Columns asked for (after `.*` expansion, repeats dropped).
+        columns: usize,
+        /// The limit.
+        max: usize,
+    },
     /// Planning or executing a DataFusion plan failed.
     #[error("query plan")]
     Plan(#[source] datafusion::error::DataFusionError),
@@ -48,7 +56,9 @@ pub enum Error {
 impl HasCode for Error {
     fn code(&self) -> ErrorCode {
         match self {
-            Self::UnknownColumn { .. } => ErrorCode::InvalidParameters,
+            Self::UnknownColumn { .. } | Self::TooManyColumns { .. } => {
+                ErrorCode::InvalidParameters
+            }
             Self::Plan(_)
             | Self::Arrow(_)
             | Self::Csv(_)

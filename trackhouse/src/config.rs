@@ -89,6 +89,21 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_SPAN_DAYS", default_value_t = 31)]
     pub(crate) raw_data_max_span_days: u32,
 
+    /// Most columns of one raw data read after `.*` expansion; more: code 7.
+    #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_COLUMNS", default_value_t = 1_024,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub(crate) raw_data_max_columns: usize,
+
+    /// Raw data exports and fuel resamplings running at once in all; more: HTTP 503, code 8, Retry-After.
+    #[arg(long, env = "TRACKHOUSE_MAX_READS", default_value_t = 16,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub(crate) max_reads: usize,
+
+    /// ... and of one user; more: HTTP 429, code 15, Retry-After.
+    #[arg(long, env = "TRACKHOUSE_MAX_READS_PER_USER", default_value_t = 4,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub(crate) max_reads_per_user: usize,
+
     /// Longest `interval` of one fuel resampling call, in days; longer calls get code 211.
     #[arg(
         long,
@@ -234,6 +249,9 @@ impl ServerArgs {
             max_ingest_bytes: self.max_ingest_bytes,
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
+            raw_data_max_columns: self.raw_data_max_columns,
+            max_reads: self.max_reads,
+            max_reads_per_user: self.max_reads_per_user,
             max_inner_entries: self.max_inner_entries,
             max_message_age_days: self.max_message_age_days,
             ..ApiConfig::default()

@@ -16,6 +16,7 @@ mod panel;
 mod rate_limits;
 mod raw_data;
 mod raw_data_snapshots;
+mod read_limits;
 mod resampling;
 mod server;
 mod user_auth;
