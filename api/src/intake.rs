@@ -202,7 +202,7 @@ async fn messages(
         ApiError::new(ErrorCode::Unexpected)
     })??;
 
-    let (resolved, unresolved) = resolve(&state, parsed).await?;
+    let (resolved, unresolved) = resolve(&state, parsed, token.user).await?;
     rejected.extend(unresolved);
     let (lines, messages): (Vec<usize>, Vec<schemas::Message>) = resolved.into_iter().unzip();
     let outcome = state.inner.ingest.write(messages).await?;
@@ -306,10 +306,12 @@ fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
     }
 }
 
-/// Resolves each distinct tracker once: unknown or deleted 201, blocked 208.
+/// Resolves each distinct tracker once: unknown or deleted 201, another
+/// user's than the token's 204, blocked 208.
 async fn resolve(
     state: &AppState,
     parsed: Vec<ParsedLine>,
+    owner: Option<schemas::UserId>,
 ) -> ApiResult<(Vec<(usize, schemas::Message)>, Vec<RejectedLine>)> {
     let mut known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = HashMap::new();
     let mut messages = Vec::with_capacity(parsed.len());
@@ -331,6 +333,13 @@ async fn resolve(
                 Some(t) if t.deleted => Err((
                     ErrorCode::NotFoundInDatabase,
                     format!("Not found in database: tracker {} is deleted", t.id),
+                )),
+                Some(t) if owner.is_some_and(|owner| owner != t.user_id) => Err((
+                    ErrorCode::EntityNotFound,
+                    format!(
+                        "Entity not found: tracker {} is not one of the trackers this ingest token may send for",
+                        t.id
+                    ),
                 )),
                 Some(t) if t.blocked => Err((
                     ErrorCode::DeviceBlocked,

@@ -88,7 +88,8 @@ impl Store {
     ) -> Result<(Secret, UserAuth)> {
         let login = login.trim().to_lowercase();
         let row = sqlx::query(
-            "SELECT u.id, u.password_hash, u.activated, u.dealer_id, d.block_status \
+            "SELECT u.id, u.password_hash, u.activated AND COALESCE(m.activated, TRUE) AS activated, \
+             u.dealer_id, d.block_status \
              FROM users u JOIN dealers d ON d.id = u.dealer_id \
              LEFT JOIN users m ON m.id = u.master_user_id \
              WHERE u.login = $1 AND u.deleted = FALSE AND (m.id IS NULL OR m.deleted = FALSE)",
@@ -179,6 +180,7 @@ impl Store {
         let row = sqlx::query(
             "SELECT u.dealer_id, u.activated, u.deleted, COALESCE(u.master_user_id, u.id) AS master_id, \
              COALESCE(m.time_zone, u.time_zone) AS time_zone, COALESCE(m.deleted, FALSE) AS master_deleted, \
+             COALESCE(m.activated, TRUE) AS master_activated, \
              d.block_status FROM users u JOIN dealers d ON d.id = u.dealer_id \
              LEFT JOIN users m ON m.id = u.master_user_id WHERE u.id = $1",
         )
@@ -189,7 +191,8 @@ impl Store {
         if row.try_get::<bool, _>("deleted")? || row.try_get::<bool, _>("master_deleted")? {
             return Err(Error::CredentialNotFound);
         }
-        if !row.try_get::<bool, _>("activated")? {
+        // A sub-user works for its master: deactivating the master stops both.
+        if !row.try_get::<bool, _>("activated")? || !row.try_get::<bool, _>("master_activated")? {
             return Err(Error::UserNotActivated);
         }
         let dealer_id: i64 = row.try_get("dealer_id")?;

@@ -30,7 +30,7 @@ pub use access::{Feature, Permission, Right};
 pub use credentials::{ApiKey, CredentialKind, PanelAuth, UserAuth};
 pub use dealers::{DealerInfo, NewDealer};
 pub use error::{Error, Result};
-pub use ingest_tokens::IngestToken;
+pub use ingest_tokens::{IngestToken, IngestTokenInfo};
 pub use model::{BlockStatus, ContractType, LegalType, StorePeriod};
 pub use secret::Secret;
 pub use store::{Store, StoreConfig};

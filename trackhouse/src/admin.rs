@@ -138,6 +138,28 @@ enum UserCommand {
         #[arg(long)]
         inactive: bool,
     },
+    /// Deactivate a user: its sessions and API keys, and a master user's
+    /// sub-users, are refused (code 103) until activated → `{"user_id":N,"activated":false}`.
+    Deactivate {
+        /// The user (master or sub-user).
+        #[arg(long)]
+        user_id: i64,
+    },
+    /// Activate a user again → `{"user_id":N,"activated":true}`.
+    Activate {
+        /// The user.
+        #[arg(long)]
+        user_id: i64,
+    },
+    /// Set a user's password; every session of the user ends (API keys stay) → `{"user_id":N,"sessions_ended":true}`.
+    SetPassword {
+        /// The user.
+        #[arg(long)]
+        user_id: i64,
+        /// The new password (1 to 40 printable characters).
+        #[arg(long)]
+        password: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -248,7 +270,7 @@ enum ApiKeyCommand {
 
 #[derive(Debug, Subcommand)]
 enum IngestTokenCommand {
-    /// Create an ingest token → `{"token":".."}`.
+    /// Create an ingest token → `{"token":"..","token_id":N,"backfill":B,"user_id":N|null}`.
     Create {
         /// Title.
         #[arg(long)]
@@ -256,6 +278,17 @@ enum IngestTokenCommand {
         /// Allow lines that carry their own server_time (backfills).
         #[arg(long)]
         backfill: bool,
+        /// Send only for this master user's trackers (lines for others: code 204).
+        #[arg(long)]
+        user_id: Option<i64>,
+    },
+    /// List the ingest tokens, revoked ones too (never their secrets) → `{"tokens":[..]}`.
+    List,
+    /// Revoke an ingest token: requests with it are refused (code 2) from now on → the token as listed.
+    Revoke {
+        /// The token (its `token_id`).
+        #[arg(long)]
+        token_id: i64,
     },
 }
 
@@ -467,9 +500,39 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
             let key = store.create_api_key(UserId(user_id), &title).await?;
             json!({"hash": key.hash.expose()})
         }
-        AdminCommand::IngestToken(IngestTokenCommand::Create { title, backfill }) => {
-            let (id, secret) = store.create_ingest_token(&title, backfill).await?;
-            json!({"token": secret.expose(), "token_id": id, "backfill": backfill})
+        AdminCommand::IngestToken(IngestTokenCommand::Create {
+            title,
+            backfill,
+            user_id,
+        }) => {
+            let (id, secret) = store
+                .create_ingest_token_for(&title, backfill, user_id.map(UserId))
+                .await?;
+            json!({"token": secret.expose(), "token_id": id, "backfill": backfill, "user_id": user_id})
+        }
+        AdminCommand::IngestToken(IngestTokenCommand::List) => {
+            json!({"tokens": store.list_ingest_tokens().await?})
+        }
+        AdminCommand::IngestToken(IngestTokenCommand::Revoke { token_id }) => {
+            json!(
+                store
+                    .revoke_ingest_token(schemas::IngestTokenId(token_id))
+                    .await?
+            )
+        }
+        AdminCommand::User(UserCommand::Deactivate { user_id }) => {
+            store.set_user_activated(UserId(user_id), false).await?;
+            json!({"user_id": user_id, "activated": false})
+        }
+        AdminCommand::User(UserCommand::Activate { user_id }) => {
+            store.set_user_activated(UserId(user_id), true).await?;
+            json!({"user_id": user_id, "activated": true})
+        }
+        AdminCommand::User(UserCommand::SetPassword { user_id, password }) => {
+            store
+                .change_user_password(UserId(user_id), &password)
+                .await?;
+            json!({"user_id": user_id, "sessions_ended": true})
         }
     })
 }

@@ -8,6 +8,9 @@
 //! - `demo`: every command the demo prints works when pasted into a shell,
 //!   its telemetry reaches the data directory, and a second start reuses the
 //!   accounts of the first.
+//! - `credentials`: ingest tokens listed, revoked and held to one user's
+//!   trackers; a new password ends sessions; deactivation refuses a user and
+//!   the sub-users of a master.
 //! - `data_dirs`: any data directory (relative, absolute, `..`, spaces,
 //!   non-ASCII, a symlink) serves reads after a flush and a compaction.
 //! - `memory`: a message at the limit of inner columns among 200,000 keeps
@@ -19,6 +22,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod admin;
+mod credentials;
 mod data_dirs;
 mod demo;
 mod durability;

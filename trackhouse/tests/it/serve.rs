@@ -10,13 +10,13 @@ use crate::support::{Proc, admin_async, is_secret};
 
 /// A JSON client of one running server.
 #[derive(Debug)]
-struct Api {
-    client: reqwest::Client,
-    base: String,
+pub(crate) struct Api {
+    pub(crate) client: reqwest::Client,
+    pub(crate) base: String,
 }
 
 impl Api {
-    fn new(addr: SocketAddr) -> Self {
+    pub(crate) fn new(addr: SocketAddr) -> Self {
         Self {
             // The server is local: no proxy of the environment may stand in between.
             client: reqwest::Client::builder().no_proxy().build().unwrap(),
@@ -25,7 +25,7 @@ impl Api {
     }
 
     /// POSTs a JSON body; returns the HTTP status and the JSON answer.
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         let response = self
             .client
             .post(format!("{}{path}", self.base))
@@ -41,7 +41,7 @@ impl Api {
     }
 
     /// POSTs and expects `200 {"success":true,...}`.
-    async fn ok(&self, path: &str, body: Value) -> Value {
+    pub(crate) async fn ok(&self, path: &str, body: Value) -> Value {
         let (status, answer) = self.post(path, body).await;
         assert_eq!(status, 200, "POST {path}: {answer}");
         assert_eq!(answer["success"], true, "POST {path}: {answer}");
@@ -49,7 +49,7 @@ impl Api {
     }
 
     /// POSTs and expects the error object with `code` and HTTP `status`.
-    async fn fails(&self, path: &str, body: Value, status: u16, code: i64) -> Value {
+    pub(crate) async fn fails(&self, path: &str, body: Value, status: u16, code: i64) -> Value {
         let (got, answer) = self.post(path, body).await;
         assert_eq!(
             (got, &answer["success"], answer["status"]["code"].as_i64()),
