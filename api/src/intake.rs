@@ -70,8 +70,10 @@ struct Outcome {
     accepted: usize,
     /// Messages stored before (same tracker, message time and content), not stored again.
     duplicates: usize,
-    /// Lines refused, by line number.
+    /// Lines refused, by line number: the first `--max-listed-rejections` (1,000).
     rejected: Vec<Rejection>,
+    /// Lines refused in all, listed or not.
+    rejected_total: usize,
 }
 
 /// A line refused.
@@ -192,9 +194,10 @@ async fn messages(
             .saturating_sub(i64::from(config.max_message_age_days).saturating_mul(86_400_000)),
         ..LineRules::at(now)
     };
+    let max_listed = config.max_listed_rejections;
     let (parsed, mut rejected) = tokio::task::spawn_blocking(move || -> ApiResult<_> {
         let body = decode(&raw, &encoding, limit)?;
-        Ok(intake::parse_body(&body, &rules))
+        Ok(intake::parse_body_capped(&body, &rules, max_listed))
     })
     .await
     .map_err(|e| {
@@ -202,8 +205,7 @@ async fn messages(
         ApiError::new(ErrorCode::Unexpected)
     })??;
 
-    let (resolved, unresolved) = resolve(&state, parsed, token.user).await?;
-    rejected.extend(unresolved);
+    let resolved = resolve(&state, parsed, token.user, &mut rejected).await?;
     let (lines, messages): (Vec<usize>, Vec<schemas::Message>) = resolved.into_iter().unzip();
     let outcome = state.inner.ingest.write(messages).await?;
     for (index, description) in &outcome.rejected {
@@ -215,19 +217,20 @@ async fn messages(
         line.limit = Some(Limit::InnerNamesPerDay);
         rejected.push(line);
     }
-    rejected.sort_by_key(|r| r.line);
     let ingest = state.ingest();
-    ingest.count_rejected(rejected.len());
+    ingest.count_rejected(rejected.total());
     for limit in [Limit::InnerEntries, Limit::MessageAge] {
-        ingest.count_limit(
-            limit,
-            rejected.iter().filter(|r| r.limit == Some(limit)).count(),
-        );
+        ingest.count_limit(limit, rejected.by_limit(limit));
     }
     Ok(Success(Outcome {
         accepted: outcome.accepted,
         duplicates: outcome.duplicates,
-        rejected: rejected.into_iter().map(Rejection::from).collect(),
+        rejected_total: rejected.total(),
+        rejected: rejected
+            .into_listed()
+            .into_iter()
+            .map(Rejection::from)
+            .collect(),
     }))
 }
 
@@ -312,10 +315,10 @@ async fn resolve(
     state: &AppState,
     parsed: Vec<ParsedLine>,
     owner: Option<schemas::UserId>,
-) -> ApiResult<(Vec<(usize, schemas::Message)>, Vec<RejectedLine>)> {
+    rejected: &mut intake::Rejections,
+) -> ApiResult<Vec<(usize, schemas::Message)>> {
     let mut known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = HashMap::new();
     let mut messages = Vec::with_capacity(parsed.len());
-    let mut rejected = Vec::new();
     for line in parsed {
         let key = TrackerKey::of(&line.tracker);
         if !known.contains_key(&key) {
@@ -361,7 +364,7 @@ async fn resolve(
             None => {}
         }
     }
-    Ok((messages, rejected))
+    Ok(messages)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

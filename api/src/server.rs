@@ -46,6 +46,8 @@ pub struct ApiConfig {
     pub max_reads: usize,
     /// ... and of one user (more: 429, code 15).
     pub max_reads_per_user: usize,
+    /// Rejected intake lines listed in an answer (all are counted in `rejected_total`).
+    pub max_listed_rejections: usize,
     /// Most entries of one complex member (`inputs`, `states`, `discrete_*`)
     /// of an intake line; more: the line is refused with code 7.
     pub max_inner_entries: usize,
@@ -69,6 +71,7 @@ impl Default for ApiConfig {
             raw_data_max_span_days: 31,
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,
+            max_listed_rejections: 1_000,
             max_reads: 16,
             max_reads_per_user: 4,
             max_inner_entries: ingest::intake::DEFAULT_MAX_INNER_ENTRIES,

@@ -46,10 +46,106 @@ impl RejectedLine {
     }
 }
 
+/// The lines of a body refused so far: the first `cap` by line number listed,
+/// all of them counted (a body of 22 million bad lines must not answer with
+/// 22 million descriptions).
+#[derive(Debug, Clone)]
+pub struct Rejections {
+    /// The `cap` lowest line numbers so far, the highest on top.
+    listed: std::collections::BinaryHeap<ByLine>,
+    total: usize,
+    by_limit: std::collections::HashMap<Limit, usize>,
+    cap: usize,
+}
+
+impl Rejections {
+    /// Lists at most `cap` rejections.
+    pub fn new(cap: usize) -> Self {
+        Self {
+            listed: std::collections::BinaryHeap::new(),
+            total: 0,
+            by_limit: std::collections::HashMap::new(),
+            cap,
+        }
+    }
+
+    /// Counts a rejection, and lists it if its line is among the first `cap`
+    /// pushed so far (whatever order the passes push them in).
+    pub fn push(&mut self, rejection: RejectedLine) {
+        self.total += 1;
+        if let Some(limit) = rejection.limit {
+            *self.by_limit.entry(limit).or_default() += 1;
+        }
+        if self.listed.len() < self.cap {
+            self.listed.push(ByLine(rejection));
+        } else if self
+            .listed
+            .peek()
+            .is_some_and(|last| rejection.line < last.0.line)
+        {
+            self.listed.pop();
+            self.listed.push(ByLine(rejection));
+        }
+    }
+
+    /// Every rejection counted, listed or not.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The rejections refused by `limit`.
+    pub fn by_limit(&self, limit: Limit) -> usize {
+        self.by_limit.get(&limit).copied().unwrap_or(0)
+    }
+
+    /// The first `cap` rejections by line number.
+    pub fn into_listed(self) -> Vec<RejectedLine> {
+        self.listed
+            .into_sorted_vec()
+            .into_iter()
+            .map(|by_line| by_line.0)
+            .collect()
+    }
+}
+
+/// A rejection ordered by its line number alone.
+#[derive(Debug, Clone)]
+struct ByLine(RejectedLine);
+
+impl PartialEq for ByLine {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.line == other.0.line
+    }
+}
+
+impl Eq for ByLine {}
+
+impl PartialOrd for ByLine {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByLine {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.line.cmp(&other.0.line)
+    }
+}
+
 /// Parses every line of an NDJSON body; blank lines are skipped but counted.
 pub fn parse_body(body: &[u8], rules: &LineRules) -> (Vec<ParsedLine>, Vec<RejectedLine>) {
+    let (parsed, rejected) = parse_body_capped(body, rules, usize::MAX);
+    (parsed, rejected.into_listed())
+}
+
+/// [`parse_body`], listing at most `max_listed` rejections (all are counted).
+pub fn parse_body_capped(
+    body: &[u8],
+    rules: &LineRules,
+    max_listed: usize,
+) -> (Vec<ParsedLine>, Rejections) {
     let mut parsed = Vec::new();
-    let mut rejected = Vec::new();
+    let mut rejected = Rejections::new(max_listed);
     for (index, raw) in body.split(|b| *b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line::is_blank(raw) {

@@ -117,6 +117,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_535))]
     pub(crate) max_inner_entries: usize,
 
+    /// Rejected lines an intake answer lists (the first by line number; `rejected_total` counts them all).
+    #[arg(long, env = "TRACKHOUSE_MAX_LISTED_REJECTIONS", default_value_t = 1_000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
+    pub(crate) max_listed_rejections: usize,
+
     /// Most distinct inner columns one tracker may have on one UTC day; a line that would add more is refused (code 7).
     #[arg(long, env = "TRACKHOUSE_MAX_INNER_NAMES_PER_DAY", default_value_t = ingest::DEFAULT_MAX_INNER_NAMES_PER_DAY,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
@@ -250,6 +255,7 @@ impl ServerArgs {
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,
+            max_listed_rejections: self.max_listed_rejections,
             max_reads: self.max_reads,
             max_reads_per_user: self.max_reads_per_user,
             max_inner_entries: self.max_inner_entries,

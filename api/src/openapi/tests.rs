@@ -165,7 +165,7 @@ fn error_codes_are_listed_under_their_status() {
     assert_eq!(codes("412"), [9]);
     assert_eq!(codes("429"), [15]);
     assert_eq!(codes("500"), [1, 6]);
-    assert_eq!(codes("503"), [14]);
+    assert_eq!(codes("503"), [8, 14]);
     assert!(response("429")["headers"]["Retry-After"].is_object());
     // A public call has no security; the intake takes its bearer token.
     let auth = &doc["paths"]["/v2/user/auth"]["post"];

@@ -104,7 +104,7 @@ async fn accepted_lines_are_visible_at_once_and_a_retry_is_all_duplicates() {
     let answer = post(&srv, &token, body.clone(), None).await;
     assert_eq!(
         answer.ok().clone(),
-        json!({"success": true, "accepted": 30, "duplicates": 0, "rejected": []})
+        json!({"success": true, "accepted": 30, "duplicates": 0, "rejected": [], "rejected_total": 0})
     );
     assert_eq!(
         stored_rows(&srv, &acc).await,
@@ -114,7 +114,7 @@ async fn accepted_lines_are_visible_at_once_and_a_retry_is_all_duplicates() {
     let retry = post(&srv, &token, body, None).await;
     assert_eq!(
         retry.ok().clone(),
-        json!({"success": true, "accepted": 0, "duplicates": 30, "rejected": []})
+        json!({"success": true, "accepted": 0, "duplicates": 30, "rejected": [], "rejected_total": 0})
     );
     assert_eq!(stored_rows(&srv, &acc).await, 30);
     let metrics = srv

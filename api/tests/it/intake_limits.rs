@@ -188,3 +188,35 @@ async fn a_trackers_day_takes_at_most_the_limit_of_inner_columns() {
     assert_eq!(again.ok()["accepted"], 0, "{again:?}");
     assert_eq!(refusals(&srv, "inner_names_per_day").await, 2.0);
 }
+
+#[tokio::test]
+async fn an_answer_lists_the_first_rejections_and_counts_them_all() {
+    let srv = TestServer::start_with(ApiConfig {
+        rate_limits: generous_limits(),
+        max_listed_rejections: 2,
+        ..ApiConfig::default()
+    })
+    .await;
+    let acc = srv.account("listed@example.com").await;
+    let tracker = acc.trackers[0].0;
+    let answer = send(
+        &srv,
+        &[
+            // Refused by the tracker (201), by the line (7), alternately.
+            json!({"tracker_id": 999_999, "msg_time": "2024-06-01T07:00:00Z"}),
+            json!({"tracker_id": tracker, "msg_time": "2024-06-01T07:01:00Z", "bogus": 1}),
+            json!({"tracker_id": 999_999, "msg_time": "2024-06-01T07:02:00Z"}),
+            json!({"tracker_id": tracker, "msg_time": "nope"}),
+            json!({"tracker_id": tracker, "msg_time": "2024-06-01T07:04:00Z"}),
+        ],
+    )
+    .await;
+    let body = answer.ok();
+    assert_eq!(body["accepted"], 1, "{body}");
+    assert_eq!(body["rejected_total"], 4, "{body}");
+    let listed = rejections(&answer);
+    assert_eq!(
+        listed.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(),
+        [(1, 201), (2, 7)]
+    );
+}

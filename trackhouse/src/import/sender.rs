@@ -134,6 +134,10 @@ struct Answer {
     duplicates: u64,
     #[serde(default)]
     rejected: Vec<RejectedLine>,
+    /// Every line refused (the server lists only the first ones); absent
+    /// from servers that list them all.
+    #[serde(default)]
+    rejected_total: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -362,7 +366,9 @@ impl Shared {
             Outcome::Answered(answer) => {
                 totals.accepted += answer.accepted;
                 totals.duplicates += answer.duplicates;
-                totals.rejected += answer.rejected.len() as u64;
+                totals.rejected += answer
+                    .rejected_total
+                    .unwrap_or(answer.rejected.len() as u64);
                 for line in answer.rejected {
                     if totals.rejections.len() >= MAX_REPORTED {
                         break;

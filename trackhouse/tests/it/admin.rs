@@ -244,7 +244,7 @@ fn account_commands_print_their_objects() {
         let object = token.as_object().expect("an object");
         assert_eq!(
             object.keys().collect::<Vec<_>>(),
-            ["token", "token_id", "backfill"],
+            ["token", "token_id", "backfill", "user_id"],
             "{token}"
         );
         assert!(
