@@ -196,6 +196,8 @@ impl Store {
         let not_found = || Error::DealerNotFound {
             login: login.to_owned(),
         };
+        // Checked before any hashing: an arbitrary long password costs argon2 time.
+        crate::check_printable("password", password, 1, 40)?;
         let dealer_id: i64 = login.trim().parse().map_err(|_| not_found())?;
         let row = sqlx::query(
             "SELECT d.block_status, a.password_hash FROM dealers d \

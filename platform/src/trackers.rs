@@ -279,11 +279,19 @@ impl Store {
                 format!("must be a number of km/h at least 0, got {idle_speed_threshold_kmh}"),
             ));
         }
+        // Spelled as the intake stores them: names 1 to 64 of `[A-Za-z0-9_]`,
+        // discrete inputs numbered 1 to 65535 without a sign or leading zeros
+        // (`discrete_inputs.+1` or `.01` would name a column that never exists).
         let valid_source = match ignition_source.split_once('.') {
             Some(("states" | "inputs", name)) => {
-                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                (1..=64).contains(&name.len())
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             }
-            Some(("discrete_inputs", n)) => n.parse::<u16>().is_ok_and(|n| n >= 1),
+            Some(("discrete_inputs", n)) => {
+                n.bytes().all(|b| b.is_ascii_digit())
+                    && !n.starts_with('0')
+                    && n.parse::<u16>().is_ok_and(|n| n >= 1)
+            }
             _ => false,
         };
         if !valid_source {

@@ -42,7 +42,7 @@ fn scan_sql(
 ) -> Result<(String, Vec<Bind>)> {
     let mut binds = Vec::new();
     let mut select = Vec::new();
-    for field in schema.fields() {
+    for (index, field) in schema.fields().iter().enumerate() {
         let name = field.name().as_str();
         let expression = match name {
             columns::TRACKER_ID | columns::MESSAGE_TIME | columns::SERVER_TIME | columns::FLAGS => {
@@ -66,7 +66,9 @@ fn scan_sql(
                 }
             },
         };
-        select.push(format!("{expression} AS `{name}`"));
+        // RowBinary is read by position: the alias is positional too, so no
+        // name (an inner name is a bound parameter above) ever enters the SQL text.
+        select.push(format!("{expression} AS c{index}"));
     }
     binds.push(Bind::Int(request.tracker));
     binds.push(Bind::Int(request.message.0));

@@ -239,3 +239,20 @@ async fn a_missing_permission_is_13() {
     assert_eq!(body["block_status"], "NOT_BLOCKED");
     assert_eq!(body["store_period"], "P3M");
 }
+
+/// A password longer than any panel password can be is refused before it is
+/// hashed (argon2 costs time in the password's length too).
+#[tokio::test]
+async fn an_overlong_panel_password_is_7_before_any_hashing() {
+    let srv = TestServer::start().await;
+    let (dealer, _) = srv.dealer(None).await;
+    let long = "p".repeat(1_000_000);
+    let answer = srv
+        .post(
+            "/v2/panel/account/auth",
+            json!({"login": dealer.0.to_string(), "password": long}),
+        )
+        .await;
+    let description = answer.error(7, 400);
+    assert!(description.contains("`password`"), "{description}");
+}

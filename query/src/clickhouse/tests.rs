@@ -246,12 +246,21 @@ fn scans_push_tracker_times_and_columns_down_and_the_end_of_server_time() {
     let (sql, binds) = scan_sql(&table, &keyed, &request).unwrap();
     assert_eq!(
         sql,
-        "SELECT tracker_id AS `tracker_id`, speed AS `speed`, \
-         if(has(inputs.name, ?), inputs.value[indexOf(inputs.name, ?)], NULL) AS `inputs.lls_level_1`, \
-         content_hash AS `_content_hash` FROM `fleet`.`telemetry` \
+        "SELECT tracker_id AS c0, speed AS c1, \
+         if(has(inputs.name, ?), inputs.value[indexOf(inputs.name, ?)], NULL) AS c2, \
+         content_hash AS c3 FROM `fleet`.`telemetry` \
          WHERE tracker_id = ? AND msg_time >= ? AND msg_time < ?"
     );
     assert_eq!(binds.len(), 5);
+    // Whatever an inner column's name, it reaches ClickHouse only as a bound value.
+    let odd = Arc::new(Schema::new(vec![Field::new(
+        "inputs.a`) OR 1=1 --",
+        DataType::Float64,
+        true,
+    )]));
+    let (odd_sql, odd_binds) = scan_sql(&table, &odd, &request).unwrap();
+    assert!(!odd_sql.contains("OR 1=1"), "{odd_sql}");
+    assert_eq!(odd_binds.len(), 5);
     let (filtered, binds) = scan_sql(
         &table,
         &keyed,

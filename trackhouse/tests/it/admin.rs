@@ -371,6 +371,46 @@ fn bad_input_prints_the_error_object_with_its_code() {
         ),
         (vec!["dealer", "unblock", "--dealer-id", "999"], 201, "999"),
     ];
+    // An ignition source is spelled as the intake stores columns.
+    let mut cases = cases;
+    for source in [
+        "discrete_inputs.+1",
+        "discrete_inputs.01",
+        "discrete_inputs.0",
+        "inputs.a-b",
+    ] {
+        cases.push((
+            vec![
+                "tracker",
+                "movement",
+                "--tracker-id",
+                &tracker,
+                "--ignition-source",
+                source,
+            ],
+            7,
+            "`ignition_source`",
+        ));
+    }
+    // Unknown ingest tokens and users are 201.
+    cases.push((
+        vec!["ingest-token", "revoke", "--token-id", "42"],
+        201,
+        "42",
+    ));
+    cases.push((vec!["user", "deactivate", "--user-id", "4242"], 201, "4242"));
+    cases.push((
+        vec![
+            "ingest-token",
+            "create",
+            "--title",
+            "t",
+            "--user-id",
+            "4242",
+        ],
+        201,
+        "4242",
+    ));
     for (args, expected, names) in cases {
         let error = admin_error(dir, &args);
         assert_eq!(code(&error), expected, "admin {args:?}: {error}");
