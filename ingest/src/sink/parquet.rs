@@ -43,6 +43,17 @@ impl ParquetSink {
         })
     }
 
+    /// Deletes files written for a flush or rewrite that failed before its
+    /// commit: no catalog names them, and a retry writes its own.
+    fn discard(&self, written: &[FileEntry]) {
+        for file in written {
+            let path = self.config.root.join(&file.path);
+            if let Err(e) = std::fs::remove_file(&path) {
+                tracing::warn!(error = %e, path = %path.display(), "could not delete a file of a failed flush; it goes at the next start");
+            }
+        }
+    }
+
     fn catalog(&self) -> std::sync::MutexGuard<'_, Catalog> {
         self.catalog
             .lock()
@@ -53,8 +64,18 @@ impl ParquetSink {
 impl Sink for ParquetSink {
     fn persist(&self, batches: &[RecordBatch], wal_segment: u64) -> Result<Vec<FileEntry>> {
         let mut catalog = self.catalog();
-        let written = writer::write_day_files(&self.config, batches, || catalog.next_file_id())?;
-        catalog.commit(written.clone(), &[], Some(wal_segment))?;
+        let mut written = Vec::new();
+        let outcome = writer::write_day_files(
+            &self.config,
+            batches,
+            || catalog.next_file_id(),
+            &mut written,
+        )
+        .and_then(|()| catalog.commit(written.clone(), &[], Some(wal_segment)));
+        if let Err(e) = outcome {
+            self.discard(&written);
+            return Err(e);
+        }
         Ok(written)
     }
 
@@ -68,10 +89,26 @@ impl Sink for ParquetSink {
             batches.extend(kept);
         }
         let mut catalog = self.catalog();
-        rewrite.added = writer::write_day_files(&self.config, &batches, || catalog.next_file_id())?;
+        let mut written = Vec::new();
         rewrite.removed = files.iter().map(|f| f.id).collect();
-        rewrite.obsolete = catalog.commit(rewrite.added.clone(), &rewrite.removed, None)?;
-        Ok(rewrite)
+        let committed = writer::write_day_files(
+            &self.config,
+            &batches,
+            || catalog.next_file_id(),
+            &mut written,
+        )
+        .and_then(|()| catalog.commit(written.clone(), &rewrite.removed, None));
+        match committed {
+            Ok(obsolete) => {
+                rewrite.added = written;
+                rewrite.obsolete = obsolete;
+                Ok(rewrite)
+            }
+            Err(e) => {
+                self.discard(&written);
+                Err(e)
+            }
+        }
     }
 
     fn files(&self) -> Vec<FileEntry> {

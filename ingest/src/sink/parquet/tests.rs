@@ -103,3 +103,26 @@ fn key_reads_skip_row_groups_of_other_trackers() {
         assert!(keys.iter().all(|(t, _)| t / 4 == tracker));
     }
 }
+
+/// A flush that fails after writing some of its files deletes them: no
+/// catalog names them, and every retry would leave more behind.
+#[test]
+fn a_failed_flush_leaves_no_file_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    let day = 86_400_000;
+    // The second day's directory cannot be made: a file holds its name.
+    std::fs::write(dir.path().join("day=1970-01-02"), b"in the way").unwrap();
+    let batch = to_record_batch(&[entry(1, 10, None), entry(1, day + 5, None)]).unwrap();
+    for _ in 0..3 {
+        assert!(sink.persist(std::slice::from_ref(&batch), 1).is_err());
+    }
+    let first_day: Vec<_> = std::fs::read_dir(dir.path().join("day=1970-01-01"))
+        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert_eq!(first_day, Vec::<std::ffi::OsString>::new());
+    assert!(sink.files().is_empty());
+    // Once the way is clear, the flush goes through.
+    std::fs::remove_file(dir.path().join("day=1970-01-02")).unwrap();
+    assert_eq!(sink.persist(&[batch], 1).unwrap().len(), 2);
+}

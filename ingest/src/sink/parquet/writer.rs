@@ -76,23 +76,25 @@ impl Piece {
 ///
 /// Memory stays bounded by the input and one chunk: nothing brings all the
 /// batches to one schema. Each input batch is cut into pieces of one tracker
-/// and day (sorted first if it is not); a day's trackers go to files of at
+/// and day (sorted first if it is not); a day's pieces go to files of at
 /// most [`MAX_FILE_INNER_COLUMNS`] inner columns; each file is written chunk
 /// by chunk, every column of a chunk gathered from its tracker's pieces (a
-/// piece without the column gives nulls).
+/// piece without the column gives nulls). The files are added to `written`
+/// as they are written, so that a caller whose write or commit fails can
+/// delete them.
 pub(crate) fn write_day_files(
     config: &ParquetConfig,
     batches: &[RecordBatch],
     mut next_id: impl FnMut() -> u64,
-) -> Result<Vec<FileEntry>> {
+    written: &mut Vec<FileEntry>,
+) -> Result<()> {
     let pieces = pieces(batches)?;
-    let mut entries = Vec::new();
     let mut start = 0;
     while start < pieces.len() {
         let day = pieces[start].day;
         let end = start + pieces[start..].iter().take_while(|p| p.day == day).count();
         for file in file_groups(&pieces[start..end]) {
-            entries.push(write_file(
+            written.push(write_file(
                 config,
                 &file.pieces,
                 file.names,
@@ -102,7 +104,7 @@ pub(crate) fn write_day_files(
         }
         start = end;
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// The pieces of every batch, ordered by (day, tracker), input order kept among equals.
