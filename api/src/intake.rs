@@ -166,9 +166,10 @@ async fn messages(
         .try_acquire()
         .map_err(|_| busy("too many intake requests are in flight"))?;
     let limit = state.inner.config.max_ingest_bytes;
-    let raw = Limited::new(body, limit)
-        .collect()
+    let timeout = state.inner.config.request_body_timeout;
+    let raw = tokio::time::timeout(timeout, Limited::new(body, limit).collect())
         .await
+        .map_err(|_| crate::params::too_slow(timeout))?
         .map_err(|e| {
             if e.downcast_ref::<LengthLimitError>().is_some() {
                 too_large(limit)

@@ -128,6 +128,22 @@ impl fmt::Debug for RateLimits {
     }
 }
 
+/// The network a client address is counted as: an IPv4 address itself
+/// (also when written as IPv6), an IPv6 address its /64 (one site's prefix:
+/// a host owns far more addresses than one).
+pub(crate) fn network_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(std::net::Ipv6Addr::from(prefix))
+            }
+        },
+    }
+}
+
 /// Who a request is counted against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RateKey {
@@ -157,7 +173,7 @@ impl RateLimits {
             RateKey::UserSession(digest) => check(&self.user_session, digest),
             RateKey::ApiKey(id) => check(&self.api_key, id),
             RateKey::PanelDealer(dealer) => check(&self.panel_dealer, dealer),
-            RateKey::Ip(ip) => check(&self.anonymous_ip, ip),
+            RateKey::Ip(ip) => check(&self.anonymous_ip, &network_of(*ip)),
         };
         outcome.map_err(|wait| ApiError::rate_limited(wait.as_secs_f64().ceil() as u64))
     }
@@ -194,6 +210,36 @@ mod tests {
         for bad in ["", "0/s", "5", "5/d", "x/s"] {
             assert!(bad.parse::<Rate>().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn ipv6_addresses_are_counted_by_their_64_prefix() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(network_of(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(
+            network_of(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+            network_of(ip("2001:db8:1:2::7"))
+        );
+        assert_ne!(
+            network_of(ip("2001:db8:1:3::1")),
+            network_of(ip("2001:db8:1:2::1"))
+        );
+        assert_eq!(network_of(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(network_of(ip("192.0.2.7")), ip("192.0.2.7"));
+        // An attacker rotating through its /64 shares one bucket.
+        let limits = RateLimits::new(&RateLimitConfig {
+            anonymous_ip: Rate::per_minute(NonZeroU32::new(2).unwrap()),
+            ..RateLimitConfig::default()
+        });
+        for host in 1..=2 {
+            assert!(
+                limits
+                    .check(&RateKey::Ip(ip(&format!("2001:db8::{host}"))))
+                    .is_ok()
+            );
+        }
+        assert!(limits.check(&RateKey::Ip(ip("2001:db8::ff"))).is_err());
+        assert!(limits.check(&RateKey::Ip(ip("2001:db8:0:1::1"))).is_ok());
     }
 
     #[test]

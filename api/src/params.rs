@@ -144,6 +144,18 @@ fn add_pairs(params: &mut Map<String, Value>, bytes: &[u8], what: &str) -> Resul
     Ok(())
 }
 
+/// A body that did not arrive in time (a client too slow, or stalling on purpose).
+pub(crate) fn too_slow(timeout: std::time::Duration) -> ApiError {
+    ApiError::with_description(
+        ErrorCode::WrongRequestFormat,
+        format!(
+            "{}: the request body did not arrive within {} s (--request-body-timeout-ms)",
+            ErrorCode::WrongRequestFormat.meaning(),
+            timeout.as_secs_f64()
+        ),
+    )
+}
+
 fn too_large(max_bytes: usize) -> ApiError {
     ApiError::with_description(
         ErrorCode::TooLargeRequest,

@@ -223,7 +223,11 @@ where
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
     let client_ip = client_address(&parts.headers, peer, state.inner.config.trusted_proxy_hops);
     let outcome = async {
-        let mut input = Input::read(&parts, body, state.inner.config.max_request_bytes).await?;
+        let config = &state.inner.config;
+        let read = Input::read(&parts, body, config.max_request_bytes);
+        let mut input = tokio::time::timeout(config.request_body_timeout, read)
+            .await
+            .map_err(|_| params::too_slow(config.request_body_timeout))??;
         input.params.extend(path_params);
         let credential = input.take_credential(&parts.headers);
         let admitted = access

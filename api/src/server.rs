@@ -46,6 +46,10 @@ pub struct ApiConfig {
     pub max_reads: usize,
     /// ... and of one user (more: 429, code 15).
     pub max_reads_per_user: usize,
+    /// Longest wait for a request's body (a slow or stalling client then gets code 5).
+    pub request_body_timeout: Duration,
+    /// Longest wait for a request's headers on a connection (it is then closed).
+    pub header_read_timeout: Duration,
     /// Rejected intake lines listed in an answer (all are counted in `rejected_total`).
     pub max_listed_rejections: usize,
     /// Most entries of one complex member (`inputs`, `states`, `discrete_*`)
@@ -72,6 +76,8 @@ impl Default for ApiConfig {
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,
             max_listed_rejections: 1_000,
+            request_body_timeout: Duration::from_secs(60),
+            header_read_timeout: Duration::from_secs(30),
             max_reads: 16,
             max_reads_per_user: 4,
             max_inner_entries: ingest::intake::DEFAULT_MAX_INNER_ENTRIES,
@@ -320,11 +326,69 @@ impl Server {
                 }
             }
         });
-        let service = app(self.state).into_make_service_with_connect_info::<SocketAddr>();
-        let served = axum::serve(self.listener, service)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await;
+        let header_read_timeout = self.state.inner.config.header_read_timeout;
+        let served = serve(
+            self.listener,
+            app(self.state),
+            header_read_timeout,
+            shutdown,
+        )
+        .await;
         housekeeping.cancel();
         served
     }
+}
+
+/// Accepts HTTP/1.1 connections until `shutdown`, then lets the requests in
+/// flight finish. Unlike `axum::serve`, a connection whose request headers
+/// do not arrive within `header_read_timeout` is closed (a client trickling
+/// them, one byte at a time, would otherwise hold it open forever); each
+/// request carries the peer's address as `ConnectInfo`.
+async fn serve(
+    listener: TcpListener,
+    router: Router,
+    header_read_timeout: Duration,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, as a server must, and go on.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |request: axum::http::Request<hyper::body::Incoming>| {
+                let mut request = request.map(axum::body::Body::new);
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                request
+            })
+            .service(router.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(
+                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::service::TowerToHyperService::new(service),
+            );
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = watched.await {
+                tracing::debug!(error = %e, %peer, "a connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }

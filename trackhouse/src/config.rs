@@ -117,6 +117,16 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_535))]
     pub(crate) max_inner_entries: usize,
 
+    /// Longest wait for a request's body, in milliseconds; a client slower than that gets code 5.
+    #[arg(long, env = "TRACKHOUSE_REQUEST_BODY_TIMEOUT_MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) request_body_timeout_ms: u64,
+
+    /// Longest wait for a request's headers, in milliseconds; the connection is then closed.
+    #[arg(long, env = "TRACKHOUSE_HEADER_READ_TIMEOUT_MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) header_read_timeout_ms: u64,
+
     /// Rejected lines an intake answer lists (the first by line number; `rejected_total` counts them all).
     #[arg(long, env = "TRACKHOUSE_MAX_LISTED_REJECTIONS", default_value_t = 1_000,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
@@ -256,6 +266,8 @@ impl ServerArgs {
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,
             max_listed_rejections: self.max_listed_rejections,
+            request_body_timeout: std::time::Duration::from_millis(self.request_body_timeout_ms),
+            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
             max_reads: self.max_reads,
             max_reads_per_user: self.max_reads_per_user,
             max_inner_entries: self.max_inner_entries,

@@ -133,6 +133,8 @@ impl Access for Session {
         })
         .await?;
         if auth.kind != CredentialKind::Session {
+            // A refusal counts against the address, as a failed credential does.
+            state.inner.limits.check(&RateKey::Ip(meta.client_ip))?;
             return Err(ApiError::with_description(
                 ErrorCode::CredentialNotFound,
                 "User or API key not found or session ended: this call needs a session from login and password, not an API key",
@@ -218,6 +220,7 @@ impl Access for User {
         .await?;
         let deprecated = auth.kind == CredentialKind::Session;
         if deprecated && !state.inner.config.allow_session_auth {
+            state.inner.limits.check(&RateKey::Ip(meta.client_ip))?;
             return Err(ApiError::with_description(
                 ErrorCode::ForbiddenForSessionType,
                 "Action is forbidden for received session type: use an API key; user session hashes are accepted only for API key management",

@@ -19,6 +19,7 @@ mod raw_data_snapshots;
 mod read_limits;
 mod resampling;
 mod server;
+mod slow_clients;
 mod user_auth;
 
 pub(crate) use server::{Account, Answer, TestServer};

@@ -198,3 +198,39 @@ async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
     }
     assert_limited(&login(&srv, "203.0.113.99").await);
 }
+
+/// A valid credential refused for the call (an API key where a session is
+/// due: 4; a session where sessions are switched off: 276) counts against
+/// the address like a wrong one, so it cannot be used to probe for free.
+#[tokio::test]
+async fn credentials_refused_for_the_call_count_against_the_address() {
+    let srv = TestServer::start_with(ApiConfig {
+        allow_session_auth: false,
+        rate_limits: RateLimitConfig {
+            user_session: per_minute(1_000),
+            api_key: per_minute(1_000),
+            panel_dealer: per_minute(1_000),
+            anonymous_ip: per_minute(4),
+        },
+        ..ApiConfig::default()
+    })
+    .await;
+    let acc = srv.account("refused@example.com").await; // one login
+    srv.post("/v2/api/key/list", json!({"hash": acc.key}))
+        .await
+        .error(4, 400);
+    srv.post("/v2/subuser/list", json!({"hash": acc.session}))
+        .await
+        .error(276, 403);
+    srv.post("/v2/api/key/list", json!({"hash": acc.key}))
+        .await
+        .error(4, 400);
+    assert_limited(
+        &srv.post("/v2/subuser/list", json!({"hash": acc.session}))
+            .await,
+    );
+    // The key itself still works where it is due.
+    srv.post("/v2/subuser/list", json!({"hash": acc.key}))
+        .await
+        .ok();
+}

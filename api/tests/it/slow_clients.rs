@@ -1,0 +1,101 @@
+//! Clients too slow to send a request, or stalling on purpose, give up their
+//! connection: headers that do not arrive in time close it, a body that does
+//! not arrive in time is answered with the error object (code 5).
+
+use std::time::{Duration, Instant};
+
+use api::ApiConfig;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::TestServer;
+use crate::server::generous_limits;
+
+async fn slow_server() -> TestServer {
+    TestServer::start_with(ApiConfig {
+        rate_limits: generous_limits(),
+        header_read_timeout: Duration::from_millis(300),
+        request_body_timeout: Duration::from_millis(300),
+        ..ApiConfig::default()
+    })
+    .await
+}
+
+fn address(srv: &TestServer) -> String {
+    srv.url("").trim_start_matches("http://").to_owned()
+}
+
+/// Everything the server sends until it closes the connection, or `None`
+/// when it keeps it open past `patience`.
+async fn until_closed(stream: &mut TcpStream, patience: Duration) -> Option<String> {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let deadline = Instant::now() + patience;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buffer)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return Some(String::from_utf8_lossy(&answer).into_owned()),
+            Ok(Ok(n)) => answer.extend_from_slice(&buffer[..n]),
+            Err(_) => return None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn headers_that_trickle_in_lose_the_connection() {
+    let srv = slow_server().await;
+    let mut stream = TcpStream::connect(address(&srv)).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: trackhouse\r\n")
+        .await
+        .unwrap();
+    // One more header byte now and then, never the end of the headers.
+    let started = Instant::now();
+    let mut closed = None;
+    for _ in 0..20 {
+        if stream.write_all(b"X").await.is_err() {
+            closed = Some(String::new());
+            break;
+        }
+        if let Some(answer) = until_closed(&mut stream, Duration::from_millis(100)).await {
+            closed = Some(answer);
+            break;
+        }
+    }
+    assert!(
+        closed.is_some(),
+        "the connection is still open after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    // The server still serves everyone else.
+    assert_eq!(srv.get("/healthz", &[]).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_is_answered_with_code_5() {
+    let srv = slow_server().await;
+    let (_, token) = srv.store.create_ingest_token("slow", false).await.unwrap();
+    for path in ["/v2/user/auth", "/ingest/v1/messages"] {
+        let mut stream = TcpStream::connect(address(&srv)).await.unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: trackhouse\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"login\":",
+            token.expose()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let answer = until_closed(&mut stream, Duration::from_secs(5))
+            .await
+            .unwrap_or_default();
+        assert!(answer.starts_with("HTTP/1.1 400"), "{path}: {answer}");
+        assert!(answer.contains("\"code\":5"), "{path}: {answer}");
+        assert!(
+            answer.contains("did not arrive within 0.3 s"),
+            "{path}: {answer}"
+        );
+    }
+}
