@@ -34,9 +34,12 @@
 //!
 //! Every complete record is replayed, segment by segment, in order. A crash
 //! can only damage the tail that was not yet synced, so the *last* record of
-//! a segment may be torn: cut short, or failing its checksum (or being empty)
-//! with nothing but zero bytes after it (file systems may zero-fill a tail
-//! whose data never reached the disk). A torn tail ends the segment's replay:
+//! a segment may be torn: cut short (a valid length, at most 256 MiB, that
+//! runs past the end of the file: nothing can follow it), or failing its
+//! checksum (or being empty) with nothing but zero bytes after it (file
+//! systems may zero-fill a tail whose data never reached the disk). A length
+//! beyond the maximum is never a tear but damage, wherever it is. A torn
+//! tail ends the segment's replay:
 //! it is logged, counted in [`RecoveryReport::torn_tails`] and truncated away,
 //! so the next open does not see it again. A bad record followed by anything
 //! else is [`WalError::Corrupt`], never a panic and never a silent

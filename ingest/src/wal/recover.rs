@@ -151,15 +151,17 @@ impl Scanner<'_> {
             let mut header = [0; RECORD_HEADER_LEN];
             reader.read_exact(&mut header).map_err(|e| self.io(e))?;
             let (len, crc) = segment::decode_record_header(&header);
+            // A length no writer writes is damage, wherever it is: a tear
+            // leaves a record cut short, never a length past the maximum.
+            if len > MAX_RECORD_BYTES {
+                return Err(self.corrupt(format!(
+                    "record length {len} exceeds the maximum of {MAX_RECORD_BYTES}"
+                )));
+            }
             let available = remaining - RECORD_HEADER_LEN as u64;
             if u64::from(len) > available {
                 return Ok(self.torn(format!(
                     "the record claims {len} bytes but {available} are left"
-                )));
-            }
-            if len > MAX_RECORD_BYTES {
-                return Err(self.corrupt(format!(
-                    "record length {len} exceeds the maximum of {MAX_RECORD_BYTES}"
                 )));
             }
             self.payload.clear();

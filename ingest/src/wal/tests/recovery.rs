@@ -176,3 +176,25 @@ fn a_torn_segment_does_not_stop_the_later_ones() {
     assert_eq!(replayed, expected);
     assert_eq!((report.segments, report.torn_tails), (2, 1));
 }
+
+/// A record length beyond the maximum is damage, not a tear, even when it
+/// runs past the end of the file: the records behind it are not truncated.
+#[test]
+fn a_length_beyond_the_maximum_is_corruption_wherever_it_is() {
+    let payloads = five_payloads();
+    let (dir, path, bytes) = one_segment(&payloads);
+    let second = HEADER_LEN + RECORD_HEADER_LEN + payloads[0].len();
+    let last = bytes.len() - RECORD_HEADER_LEN - payloads[4].len();
+    for at in [second, last] {
+        let mut damaged = bytes.clone();
+        // The length's high byte: 2^24 times more than it was, past 256 MiB.
+        damaged[at + 3] = 0x7f;
+        fs::write(&path, &damaged).unwrap();
+        let err = open(dir.path(), 0).unwrap_err();
+        assert!(
+            matches!(err, WalError::Corrupt { segment: 1, offset, .. } if offset == at as u64),
+            "damage at {at}: {err}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), damaged, "left as it is");
+    }
+}
