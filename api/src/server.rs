@@ -50,6 +50,8 @@ pub struct ApiConfig {
     pub request_body_timeout: Duration,
     /// Longest wait for a request's headers on a connection (it is then closed).
     pub header_read_timeout: Duration,
+    /// When set, `/metrics` answers only `Authorization: Bearer <token>` (else code 2).
+    pub metrics_token: Option<String>,
     /// Rejected intake lines listed in an answer (all are counted in `rejected_total`).
     pub max_listed_rejections: usize,
     /// Most entries of one complex member (`inputs`, `states`, `discrete_*`)
@@ -76,6 +78,7 @@ impl Default for ApiConfig {
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,
             max_listed_rejections: 1_000,
+            metrics_token: None,
             request_body_timeout: Duration::from_secs(60),
             header_read_timeout: Duration::from_secs(30),
             max_reads: 16,
@@ -227,8 +230,9 @@ fn service_routes() -> Vec<Route> {
             get(metrics),
             CallDoc::plain_get(
                 "Prometheus metrics",
-                "Requests and errors by code, intake, WAL, flushes, files, compactions, limits: the Prometheus text format.",
-                Vec::new(),
+                "Requests and errors by code, intake, WAL, flushes, files, compactions, limits: the Prometheus text format. \
+                 With `--metrics-token` set, only `Authorization: Bearer <metrics token>` is answered (else code 2).",
+                vec![ErrorCode::ServiceAuth],
                 Media::<PrometheusText>::describe,
             ),
         ),
@@ -250,7 +254,26 @@ async fn healthz(State(state): State<AppState>) -> Result<Success<Done>, ApiErro
     Ok(Success::done())
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    if let Some(expected) = &state.inner.config.metrics_token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim().as_bytes());
+        let matches = given.is_some_and(|given| {
+            use subtle::ConstantTimeEq;
+            given.len() == expected.len() && bool::from(given.ct_eq(expected.as_bytes()))
+        });
+        if !matches {
+            return ApiError::with_description(
+                ErrorCode::ServiceAuth,
+                "Service Auth error: /metrics needs `Authorization: Bearer <metrics token>`",
+            )
+            .into_response();
+        }
+    }
     let mut text = String::new();
     match prometheus_client::encoding::text::encode(&mut text, &state.inner.registry) {
         Ok(()) => (

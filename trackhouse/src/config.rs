@@ -127,6 +127,10 @@ pub(crate) struct ServerArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) header_read_timeout_ms: u64,
 
+    /// When set, `/metrics` answers only requests with `Authorization: Bearer <this token>` (others: code 2).
+    #[arg(long, env = "TRACKHOUSE_METRICS_TOKEN", hide_env_values = true)]
+    pub(crate) metrics_token: Option<String>,
+
     /// Rejected lines an intake answer lists (the first by line number; `rejected_total` counts them all).
     #[arg(long, env = "TRACKHOUSE_MAX_LISTED_REJECTIONS", default_value_t = 1_000,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
@@ -266,6 +270,7 @@ impl ServerArgs {
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,
             max_listed_rejections: self.max_listed_rejections,
+            metrics_token: self.metrics_token.clone().filter(|t| !t.is_empty()),
             request_body_timeout: std::time::Duration::from_millis(self.request_body_timeout_ms),
             header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
             max_reads: self.max_reads,

@@ -1,6 +1,7 @@
 //! Clients too slow to send a request, or stalling on purpose, give up their
 //! connection: headers that do not arrive in time close it, a body that does
-//! not arrive in time is answered with the error object (code 5).
+//! not arrive in time is answered with the error object (code 5). And
+//! `/metrics` may be kept to a scraper holding its token.
 
 use std::time::{Duration, Instant};
 
@@ -98,4 +99,40 @@ async fn a_body_that_does_not_arrive_is_answered_with_code_5() {
             "{path}: {answer}"
         );
     }
+}
+
+/// With a metrics token set, `/metrics` answers only its bearer.
+#[tokio::test]
+async fn metrics_may_need_a_token() {
+    let srv = TestServer::start_with(ApiConfig {
+        rate_limits: generous_limits(),
+        metrics_token: Some("scrape-secret".to_owned()),
+        ..ApiConfig::default()
+    })
+    .await;
+    let open = srv.get("/metrics", &[]).await;
+    open.error(2, 403);
+    let wrong = srv
+        .send(
+            srv.client()
+                .get(srv.url("/metrics"))
+                .header("authorization", "Bearer scrape-secreT"),
+        )
+        .await;
+    wrong.error(2, 403);
+    let scraped = srv
+        .client()
+        .get(srv.url("/metrics"))
+        .header("authorization", "Bearer scrape-secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scraped.status(), 200);
+    assert!(
+        scraped
+            .text()
+            .await
+            .unwrap()
+            .contains("trackhouse_http_requests_total")
+    );
 }
