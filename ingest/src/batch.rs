@@ -40,34 +40,44 @@ impl Entry {
         day_of(self.message.message_time_ms)
     }
 
-    /// The storage names of its inner columns (`inputs.fuel`, `discrete_inputs.2`).
-    pub(crate) fn inner_names(&self) -> impl Iterator<Item = String> + '_ {
+    /// The keys ([`name_key`]) of its inner columns' storage names, hashed
+    /// without building the names.
+    pub(crate) fn inner_keys(&self) -> impl Iterator<Item = u64> + '_ {
         let m = &self.message;
-        let discrete = |kind: InnerKind, entries: &'_ [(u16, u8)]| {
-            entries
-                .iter()
-                .map(move |(index, _)| kind.column(&index.to_string()))
-                .collect::<Vec<_>>()
+        let discrete = |kind: InnerKind| {
+            move |(index, _): &(u16, u8)| inner_key(kind, itoa::Buffer::new().format(*index))
         };
-        discrete(InnerKind::DiscreteInputs, &m.discrete_inputs)
-            .into_iter()
-            .chain(discrete(InnerKind::DiscreteOutputs, &m.discrete_outputs))
-            .chain(
-                m.inputs
-                    .iter()
-                    .map(|(name, _)| InnerKind::Inputs.column(name)),
-            )
-            .chain(
-                m.states
-                    .iter()
-                    .map(|(name, _)| InnerKind::States.column(name)),
-            )
+        m.discrete_inputs
+            .iter()
+            .map(discrete(InnerKind::DiscreteInputs))
+            .chain(m.discrete_outputs.iter().map(discrete(InnerKind::DiscreteOutputs)))
+            .chain(m.inputs.iter().map(|(name, _)| inner_key(InnerKind::Inputs, name)))
+            .chain(m.states.iter().map(|(name, _)| inner_key(InnerKind::States, name)))
     }
 }
 
+/// The key of an inner column's storage name (`inputs.fuel`): its xxh3,
+/// which [`Entry::inner_keys`] computes from a message's kind and name without
+/// building the name. Distinct names are counted by key (a collision, at
+/// 2^-64, would undercount a day's columns by one).
+pub(crate) fn name_key(column: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(column.as_bytes())
+}
+
+fn inner_key(kind: InnerKind, name: &str) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(kind.prefix().as_bytes());
+    hasher.update(b".");
+    hasher.update(name.as_bytes());
+    hasher.digest()
+}
+
+/// One day in ms.
+pub(crate) const DAY_MS: i64 = 86_400_000;
+
 /// Days since the epoch of an instant in ms.
 pub(crate) fn day_of(time_ms: i64) -> i64 {
-    time_ms.div_euclid(86_400_000)
+    time_ms.div_euclid(DAY_MS)
 }
 
 /// Null cells a batch may hold for each value it holds (beyond the slack).
@@ -92,12 +102,14 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
     });
     let mut batches = Vec::new();
     let mut chunk: Vec<&Entry> = Vec::new();
-    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut names: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut own: Vec<u64> = Vec::new();
     let mut values = 0usize;
     let mut partition = None;
     for entry in order.iter().map(|&i| &entries[i]) {
         let key = (entry.message.tracker_id.0, entry.day());
-        let own: Vec<String> = entry.inner_names().collect();
+        own.clear();
+        own.extend(entry.inner_keys());
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
         let rows = chunk.len() + 1;
         let cells = rows * (names.len() + new_names);
@@ -113,7 +125,7 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
         }
         partition = Some(key);
         values += own.len();
-        names.extend(own);
+        names.extend(&own);
         chunk.push(entry);
     }
     if !chunk.is_empty() {
@@ -298,6 +310,27 @@ mod tests {
             server_time_ms: time + 5,
             ..Message::default()
         }
+    }
+
+    #[test]
+    fn inner_keys_are_the_keys_of_the_storage_names() {
+        let mut m = message(1, 1000);
+        m.discrete_inputs = vec![(2, 1), (65535, 0)];
+        m.discrete_outputs = vec![(1, 1)];
+        m.inputs = vec![("lls_level_1".into(), 1.0)];
+        m.states = vec![("ignition".into(), StateValue::Flag(true))];
+        let entry = Entry::new(m).unwrap();
+        let names = [
+            "discrete_inputs.2",
+            "discrete_inputs.65535",
+            "discrete_outputs.1",
+            "inputs.lls_level_1",
+            "states.ignition",
+        ];
+        assert_eq!(
+            entry.inner_keys().collect::<Vec<_>>(),
+            names.map(name_key)
+        );
     }
 
     #[test]

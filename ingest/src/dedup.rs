@@ -18,8 +18,8 @@ pub(crate) type PartitionKey = (i64, i64);
 #[derive(Debug, Default)]
 struct Partition {
     keys: HashSet<(i64, u64)>,
-    /// Storage names of the inner columns (`inputs.fuel`) of the partition.
-    names: HashSet<String>,
+    /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
+    names: HashSet<u64>,
     last_used: u64,
 }
 
@@ -51,7 +51,7 @@ impl DedupIndex {
         &mut self,
         partition: PartitionKey,
         keys: impl IntoIterator<Item = (i64, u64)>,
-        names: impl IntoIterator<Item = String>,
+        names: impl IntoIterator<Item = u64>,
     ) {
         self.tick += 1;
         let loaded = Partition {
@@ -87,23 +87,22 @@ impl DedupIndex {
             .is_some_and(|part| part.keys.contains(&(time_ms, hash)))
     }
 
-    /// Records `names` as the partition's if that keeps it within `limit`
-    /// distinct names; else records nothing and says how many it would have.
+    /// Records the name keys `names` (distinct: a message's names are) as
+    /// the partition's if that keeps it within `limit` distinct names; else
+    /// records nothing and says how many it would have.
     pub(crate) fn admit_names(
         &mut self,
         partition: PartitionKey,
-        names: &[String],
+        names: &[u64],
         limit: usize,
     ) -> Result<(), usize> {
         let part = self.partitions.entry(partition).or_default();
-        let mut new: Vec<&String> = names.iter().filter(|n| !part.names.contains(*n)).collect();
-        new.sort_unstable();
-        new.dedup();
-        let total = part.names.len() + new.len();
-        if !new.is_empty() && total > limit {
+        let new = names.iter().filter(|n| !part.names.contains(*n)).count();
+        let total = part.names.len() + new;
+        if new > 0 && total > limit {
             return Err(total);
         }
-        part.names.extend(new.into_iter().cloned());
+        part.names.extend(names);
         Ok(())
     }
 

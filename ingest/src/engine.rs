@@ -19,7 +19,7 @@ use prometheus_client::registry::Registry;
 use schemas::columns::InnerKind;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, columns};
 
-use crate::batch::{Entry, day_of, to_record_batches};
+use crate::batch::{DAY_MS, Entry, day_of, name_key, to_record_batches};
 use crate::dedup::{DedupIndex, PartitionKey};
 use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
@@ -90,9 +90,6 @@ impl IngestConfig {
     }
 }
 
-/// One day in ms.
-const DAY_MS: i64 = 86_400_000;
-
 /// Distinct inner columns one tracker may have on one UTC day, by default.
 pub const DEFAULT_MAX_INNER_NAMES_PER_DAY: usize = 1_024;
 
@@ -160,7 +157,7 @@ impl Shared {
             collect_keys(batch, tracker, day, &mut keys);
             collect_names(batch, tracker, day, &mut names);
         }
-        dedup.load((tracker, day), keys, names);
+        dedup.load((tracker, day), keys, names.iter().map(|n| name_key(n)));
         Ok(())
     }
 
@@ -456,8 +453,8 @@ struct Recovered {
     partitions: HashMap<PartitionKey, RecoveredPartition>,
 }
 
-/// The keys and inner column names of one recovered (tracker, day).
-type RecoveredPartition = (Vec<(i64, u64)>, HashSet<String>);
+/// The keys and inner column name keys of one recovered (tracker, day).
+type RecoveredPartition = (Vec<(i64, u64)>, HashSet<u64>);
 
 impl Recovered {
     /// Entries replayed in one bounded group: as many as one write of the intake.
@@ -481,7 +478,7 @@ impl Recovered {
                 .entry((entry.message.tracker_id.0, entry.day()))
                 .or_default();
             keys.push((entry.message.message_time_ms, entry.content_hash));
-            names.extend(entry.inner_names());
+            names.extend(entry.inner_keys());
         }
         self.batches.extend(to_record_batches(&pending)?);
         self.rows += pending.len();
@@ -499,8 +496,8 @@ impl Shared {
         for (partition, (keys, names)) in recovered.partitions {
             let mut all = self.sink.keys(partition.0, partition.1)?;
             all.extend(keys);
-            let mut all_names = self.sink.inner_names(partition.0, partition.1)?;
-            all_names.extend(names);
+            let stored = self.sink.inner_names(partition.0, partition.1)?;
+            let all_names = names.into_iter().chain(stored.iter().map(|n| name_key(n)));
             dedup.load(partition, all, all_names);
         }
         let mut state = self.write();

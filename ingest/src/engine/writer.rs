@@ -126,6 +126,7 @@ fn store(
         let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         let mut touched: HashSet<PartitionKey> = HashSet::new();
         let limit = shared.config.max_inner_names_per_day;
+        let mut names: Vec<u64> = Vec::new();
         for (entries, _) in writes {
             let first_kept = kept.len();
             let mut rejected = Vec::new();
@@ -138,7 +139,8 @@ fn store(
                 if dedup.contains(partition, time, hash) {
                     continue;
                 }
-                let names: Vec<String> = entry.inner_names().collect();
+                names.clear();
+                names.extend(entry.inner_keys());
                 if let Err(total) = dedup.admit_names(partition, &names, limit) {
                     rejected.push((index, too_many_names(total, limit)));
                     continue;
