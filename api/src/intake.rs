@@ -236,18 +236,13 @@ async fn messages(
 }
 
 fn bearer(headers: &HeaderMap) -> ApiResult<Secret> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let (scheme, token) = value.split_once(' ').unwrap_or(("", ""));
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(ApiError::with_description(
+    let token = crate::params::bearer_token(headers).ok_or_else(|| {
+        ApiError::with_description(
             ErrorCode::WrongHash,
             "Wrong hash: send `Authorization: Bearer <ingest token>`",
-        ));
-    }
-    Secret::parse(token.trim()).ok_or_else(|| {
+        )
+    })?;
+    Secret::parse(token).ok_or_else(|| {
         ApiError::with_description(
             ErrorCode::WrongHash,
             "Wrong hash: an ingest token is 32 hexadecimal characters",

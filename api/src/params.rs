@@ -162,3 +162,16 @@ fn too_large(max_bytes: usize) -> ApiError {
         format!("the request body exceeds {max_bytes} bytes"),
     )
 }
+
+/// The token of an `Authorization: Bearer <token>` header (the scheme in
+/// any case, the token trimmed); `None` without one.
+pub(crate) fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}

@@ -256,12 +256,7 @@ async fn healthz(State(state): State<AppState>) -> Result<Success<Done>, ApiErro
 
 async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     if let Some(expected) = &state.inner.config.metrics_token {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim().as_bytes());
+        let given = crate::params::bearer_token(&headers).map(str::as_bytes);
         let matches = given.is_some_and(|given| {
             use subtle::ConstantTimeEq;
             given.len() == expected.len() && bool::from(given.ct_eq(expected.as_bytes()))

@@ -9,16 +9,6 @@ use serde_json::{Value, json};
 
 use crate::{Account, Answer, TestServer};
 
-async fn token(srv: &TestServer, backfill: bool) -> String {
-    srv.store
-        .create_ingest_token("test", backfill)
-        .await
-        .unwrap()
-        .1
-        .expose()
-        .to_owned()
-}
-
 async fn post(srv: &TestServer, token: &str, body: Vec<u8>, encoding: Option<&str>) -> Answer {
     let mut request = srv
         .client()
@@ -99,7 +89,7 @@ async fn stored_rows(srv: &TestServer, acc: &Account) -> usize {
 async fn accepted_lines_are_visible_at_once_and_a_retry_is_all_duplicates() {
     let srv = TestServer::start().await;
     let acc = srv.account("intake@example.com").await;
-    let token = token(&srv, false).await;
+    let token = srv.ingest_token(false).await;
     let body = ndjson(&lines(&acc, 30));
     let answer = post(&srv, &token, body.clone(), None).await;
     assert_eq!(
@@ -145,7 +135,7 @@ async fn bad_lines_are_rejected_one_by_one_and_the_rest_is_stored() {
         .set_tracker_blocked(other.trackers[1], true)
         .await
         .unwrap();
-    let token = token(&srv, false).await;
+    let token = srv.ingest_token(false).await;
     let device = srv
         .store
         .tracker(acc.trackers[1])
@@ -214,7 +204,7 @@ async fn bad_lines_are_rejected_one_by_one_and_the_rest_is_stored() {
 async fn backfill_tokens_may_set_server_time() {
     let srv = TestServer::start().await;
     let acc = srv.account("backfill@example.com").await;
-    let token = token(&srv, true).await;
+    let token = srv.ingest_token(true).await;
     let line = json!({"tracker_id": acc.trackers[0].0, "msg_time": "2024-05-20T10:00:00Z", "server_time": "2024-05-21T00:00:00Z"});
     assert_eq!(
         post(&srv, &token, ndjson(&[line]), None).await.ok()["accepted"],
@@ -228,7 +218,7 @@ async fn backfill_tokens_may_set_server_time() {
 async fn gzip_and_zstd_bodies_are_read() {
     let srv = TestServer::start().await;
     let acc = srv.account("encodings@example.com").await;
-    let token = token(&srv, false).await;
+    let token = srv.ingest_token(false).await;
     let all = lines(&acc, 40);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&ndjson(&all[..20])).unwrap();
@@ -259,7 +249,7 @@ async fn bodies_over_the_limit_are_412_also_after_decompression() {
     })
     .await;
     let acc = srv.account("limits@example.com").await;
-    let token = token(&srv, false).await;
+    let token = srv.ingest_token(false).await;
     post(&srv, &token, vec![b'\n'; 5000], None)
         .await
         .error(9, 412);
@@ -306,7 +296,7 @@ async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
     })
     .await;
     let acc = srv.account("busy@example.com").await;
-    let token = token(&srv, false).await;
+    let token = srv.ingest_token(false).await;
     let all = lines(&acc, 12);
     assert_eq!(
         post(&srv, &token, ndjson(&all[..6]), None).await.ok()["accepted"],

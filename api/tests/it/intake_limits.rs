@@ -10,21 +10,8 @@ use crate::server::generous_limits;
 use crate::{Answer, TestServer};
 
 async fn send(srv: &TestServer, lines: &[Value]) -> Answer {
-    let token = srv
-        .store
-        .create_ingest_token("limits", false)
-        .await
-        .unwrap()
-        .1
-        .expose()
-        .to_owned();
-    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let request = srv
-        .client()
-        .post(srv.url("/ingest/v1/messages"))
-        .header("authorization", format!("Bearer {token}"))
-        .body(body);
-    srv.send(request).await
+    let token = srv.ingest_token(false).await;
+    srv.intake(&token, lines).await
 }
 
 /// `(line, code, description)` of each rejection.

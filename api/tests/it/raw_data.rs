@@ -6,23 +6,8 @@ use serde_json::{Value, json};
 use crate::{Account, TestServer};
 
 async fn ingest(srv: &TestServer, backfill: bool, lines: &[Value]) {
-    let token = srv
-        .store
-        .create_ingest_token("t", backfill)
-        .await
-        .unwrap()
-        .1
-        .expose()
-        .to_owned();
-    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let answer = srv
-        .send(
-            srv.client()
-                .post(srv.url("/ingest/v1/messages"))
-                .header("authorization", format!("Bearer {token}"))
-                .body(body),
-        )
-        .await;
+    let token = srv.ingest_token(backfill).await;
+    let answer = srv.intake(&token, lines).await;
     assert_eq!(answer.ok()["rejected"], json!([]), "{answer:?}");
 }
 

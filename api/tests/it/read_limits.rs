@@ -10,24 +10,9 @@ use crate::server::generous_limits;
 use crate::{Account, TestServer};
 
 async fn ingest(srv: &TestServer, lines: &[Value]) {
-    let token = srv
-        .store
-        .create_ingest_token("t", false)
-        .await
-        .unwrap()
-        .1
-        .expose()
-        .to_owned();
+    let token = srv.ingest_token(false).await;
     for chunk in lines.chunks(20_000) {
-        let body: String = chunk.iter().map(|l| format!("{l}\n")).collect();
-        let answer = srv
-            .send(
-                srv.client()
-                    .post(srv.url("/ingest/v1/messages"))
-                    .header("authorization", format!("Bearer {token}"))
-                    .body(body),
-            )
-            .await;
+        let answer = srv.intake(&token, chunk).await;
         assert_eq!(answer.ok()["rejected"], json!([]), "{answer:?}");
     }
 }

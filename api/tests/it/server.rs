@@ -211,6 +211,29 @@ impl TestServer {
         &self.client
     }
 
+    /// A new ingest token; a `backfill` one may set `server_time`.
+    pub(crate) async fn ingest_token(&self, backfill: bool) -> String {
+        self.store
+            .create_ingest_token("test", backfill)
+            .await
+            .unwrap()
+            .1
+            .expose()
+            .to_owned()
+    }
+
+    /// `POST /ingest/v1/messages` of `lines`, one JSON object per line.
+    pub(crate) async fn intake(&self, token: &str, lines: &[Value]) -> Answer {
+        let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        self.send(
+            self.client
+                .post(self.url("/ingest/v1/messages"))
+                .header("authorization", format!("Bearer {token}"))
+                .body(body),
+        )
+        .await
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

@@ -109,18 +109,9 @@ impl Client {
     }
 
     async fn metric(&self, name: &str) -> f64 {
-        let text = self
-            .http
-            .get(format!("{}/metrics", self.base))
-            .send()
+        crate::support::metric(&self.http, &self.base, name)
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
+            .unwrap_or_else(|| panic!("no {name} on /metrics"))
     }
 
     /// Waits until `name` on `/metrics` satisfies `done`; says why not after a minute.

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::{Proc, admin};
+use crate::support::{Account, Proc};
 
 fn lines(tracker: i64, n: usize) -> String {
     (0..n)
@@ -102,60 +102,11 @@ async fn survive_kill_9_on_clickhouse(url: &str, flags: &[&str]) {
 async fn survive_kill_9(flags: &[&str]) {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
-    let dealer = admin(
-        d,
-        &[
-            "dealer",
-            "create",
-            "--title",
-            "D",
-            "--panel-password",
-            "secret123",
-        ],
-    )["dealer_id"]
-        .to_string();
-    let user = admin(
-        d,
-        &[
-            "user",
-            "create",
-            "--dealer-id",
-            &dealer,
-            "--login",
-            "k@example.com",
-            "--password",
-            "pw",
-        ],
-    )["user_id"]
-        .to_string();
-    let tracker = admin(
-        d,
-        &[
-            "tracker",
-            "create",
-            "--user-id",
-            &user,
-            "--label",
-            "T",
-            "--device-id",
-            "356307042441099",
-            "--store-period",
-            "100y",
-        ],
-    )["tracker_id"]
-        .as_i64()
-        .unwrap();
-    let key = admin(
-        d,
-        &["api-key", "create", "--user-id", &user, "--title", "k"],
-    )["hash"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let token = admin(d, &["ingest-token", "create", "--title", "t"])["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let Account {
+        tracker,
+        key,
+        token,
+    } = Account::create(d, "k@example.com", "356307042441099");
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
 
     let (server, addr) = Proc::serve_with(d, flags);

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::{Proc, admin};
+use crate::support::{Account, Proc, metric};
 
 /// Peak resident memory the server may reach, in MiB.
 const BOUND_MIB: u64 = 400;
@@ -52,78 +52,15 @@ fn body(tracker: i64, rows: std::ops::Range<usize>, wide: bool) -> String {
     lines.join("\n")
 }
 
-async fn metric(client: &reqwest::Client, base: &str, name: &str) -> f64 {
-    let text = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
-}
-
 #[tokio::test]
 async fn a_message_at_the_column_limit_among_200k_stays_within_bounds_after_a_restart() {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
-    let dealer = admin(
-        d,
-        &[
-            "dealer",
-            "create",
-            "--title",
-            "M",
-            "--panel-password",
-            "secret123",
-        ],
-    )["dealer_id"]
-        .to_string();
-    let user = admin(
-        d,
-        &[
-            "user",
-            "create",
-            "--dealer-id",
-            &dealer,
-            "--login",
-            "m@example.com",
-            "--password",
-            "pw",
-        ],
-    )["user_id"]
-        .to_string();
-    let tracker = admin(
-        d,
-        &[
-            "tracker",
-            "create",
-            "--user-id",
-            &user,
-            "--label",
-            "T",
-            "--device-id",
-            "356307042441077",
-            "--store-period",
-            "100y",
-        ],
-    )["tracker_id"]
-        .as_i64()
-        .unwrap();
-    let key = admin(
-        d,
-        &["api-key", "create", "--user-id", &user, "--title", "k"],
-    )["hash"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let token = admin(d, &["ingest-token", "create", "--title", "t"])["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let Account {
+        tracker,
+        key,
+        token,
+    } = Account::create(d, "m@example.com", "356307042441077");
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
 
     // Intake, nothing flushed: everything stays in memory and the WAL.
@@ -150,8 +87,14 @@ async fn a_message_at_the_column_limit_among_200k_stays_within_bounds_after_a_re
     let (server, addr) = Proc::serve_with(d, &["--flush-interval-ms", "100"]);
     let base = format!("http://{addr}");
     let deadline = Instant::now() + Duration::from_secs(300);
-    while metric(&client, &base, "trackhouse_parquet_files").await < 1.0
-        || metric(&client, &base, "trackhouse_ingest_unflushed_rows").await > 0.0
+    while metric(&client, &base, "trackhouse_parquet_files")
+        .await
+        .unwrap_or(0.0)
+        < 1.0
+        || metric(&client, &base, "trackhouse_ingest_unflushed_rows")
+            .await
+            .unwrap_or(0.0)
+            > 0.0
     {
         assert!(Instant::now() < deadline, "no flush after the restart");
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -16,6 +16,95 @@ const STARTUP: Duration = Duration::from_secs(60);
 /// How long a process may take to exit after SIGTERM.
 const SHUTDOWN: Duration = Duration::from_secs(30);
 
+/// A master user with one tracker (stored for 100 years), an API key and an
+/// ingest token, all made with `trackhouse admin` in a data directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Account {
+    pub(crate) tracker: i64,
+    pub(crate) key: String,
+    pub(crate) token: String,
+}
+
+impl Account {
+    /// Makes the dealer, the user `login` and the tracker `device_id` in `dir`.
+    pub(crate) fn create(dir: &Path, login: &str, device_id: &str) -> Self {
+        let dealer = admin(
+            dir,
+            &[
+                "dealer",
+                "create",
+                "--title",
+                "D",
+                "--panel-password",
+                "secret123",
+            ],
+        )["dealer_id"]
+            .to_string();
+        let user = admin(
+            dir,
+            &[
+                "user",
+                "create",
+                "--dealer-id",
+                &dealer,
+                "--login",
+                login,
+                "--password",
+                "pw",
+            ],
+        )["user_id"]
+            .to_string();
+        let tracker = admin(
+            dir,
+            &[
+                "tracker",
+                "create",
+                "--user-id",
+                &user,
+                "--label",
+                "T",
+                "--device-id",
+                device_id,
+                "--store-period",
+                "100y",
+            ],
+        )["tracker_id"]
+            .as_i64()
+            .unwrap();
+        let key = admin(
+            dir,
+            &["api-key", "create", "--user-id", &user, "--title", "k"],
+        )["hash"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let token = admin(dir, &["ingest-token", "create", "--title", "t"])["token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        Self {
+            tracker,
+            key,
+            token,
+        }
+    }
+}
+
+/// The value of the sample `name` (with its labels, if any) on the
+/// server's `/metrics`; `None` when it is not there.
+pub(crate) async fn metric(client: &reqwest::Client, base: &str, name: &str) -> Option<f64> {
+    let text = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
 /// The `trackhouse` binary, with no `TRACKHOUSE_*` variable of the caller's
 /// environment, so that only the flags a test passes take effect, and none of
 /// the `CARGO_*` ones `cargo test` sets, so that it runs as if started by hand

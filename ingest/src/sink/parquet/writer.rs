@@ -67,8 +67,6 @@ impl Piece {
             .iter()
             .map(|f| f.name())
             .filter(|name| InnerKind::split(name).is_some())
-            .collect::<Vec<_>>()
-            .into_iter()
     }
 }
 
