@@ -233,15 +233,28 @@ pub struct Backoff {
     pub give_up_after: Option<Duration>,
 }
 
-/// Inserts every row of `batches` into `table`: one INSERT per run of
-/// batches holding up to [`MAX_INSERT_ROWS`] rows (a batch is never split),
-/// its rows mapped batch by batch as they are sent, each INSERT retried with
-/// `backoff` until ClickHouse answers it with success, which is when its rows
-/// are stored. Returns the rows inserted.
-///
-/// A failed INSERT may still have stored some blocks; its retry stores them
-/// again, and the table's deduplication key (tracker, message time, content
-/// hash) folds the repeats, as it does for a WAL replayed after a crash.
+/// What an INSERT stored and what ClickHouse refused of it.
+#[derive(Debug, Default)]
+pub struct Inserted {
+    /// Rows ClickHouse answered with success.
+    pub rows: u64,
+    /// Rows ClickHouse refused for what they hold, each alone in a
+    /// one-row batch, with ClickHouse's answer: for the dead-letter file.
+    pub refused: Vec<RefusedRow>,
+}
+
+/// A row ClickHouse refused, alone, after its INSERT was split down to it.
+#[derive(Debug)]
+pub struct RefusedRow {
+    /// The row, as a one-row batch of the stored layout.
+    pub row: RecordBatch,
+    /// ClickHouse's answer to the INSERT of this row alone.
+    pub error: clickhouse::error::Error,
+}
+
+/// Inserts every row of `batches` into `table` and says what was stored and
+/// what ClickHouse refused: see [`insert_with`], with the official client's
+/// RowBinary INSERTs as the attempt.
 ///
 /// With `timeout`, an attempt fails (and is retried) when sending a chunk
 /// or waiting for ClickHouse's answer takes longer: a server that accepts
@@ -252,17 +265,125 @@ pub async fn insert(
     batches: &[RecordBatch],
     backoff: Backoff,
     timeout: Option<std::time::Duration>,
-) -> Result<u64> {
-    let mut inserted = 0;
-    for run in runs(batches.iter().map(RecordBatch::num_rows), MAX_INSERT_ROWS) {
-        let rows: usize = batches[run.clone()].iter().map(RecordBatch::num_rows).sum();
-        retry(backoff, rows, || {
-            insert_once(client, table, &batches[run.clone()], timeout)
-        })
-        .await?;
-        inserted += rows as u64;
+) -> Result<Inserted> {
+    insert_with(batches, backoff, |part| {
+        insert_once(client, table, part, timeout)
+    })
+    .await
+}
+
+/// Stores every row of `batches` through `attempt` (one INSERT of the
+/// batches it is given):
+///
+/// - one INSERT per UTC month of message time (the table's partition), so
+///   an INSERT touches at most two partitions whatever the server's time
+///   zone, and never goes beyond `max_partitions_per_insert_block`; within
+///   a month, runs of whole batches of up to [`MAX_INSERT_ROWS`] rows;
+/// - an attempt ClickHouse refuses for a passing reason ([`Refusal::Temporary`])
+///   is retried with `backoff`; once it gives up, the error is returned
+///   (the flush fails and is retried whole later; the rows wait in the WAL);
+/// - an INSERT refused for what its rows hold ([`Refusal::Rows`]) is split
+///   in two halves, each inserted the same way, down to single rows: the
+///   rows ClickHouse still refuses alone are returned in
+///   [`Inserted::refused`], never dropped, and every other row is stored.
+///   A refused row costs about 2·log2(rows of the INSERT) INSERTs.
+///
+/// A failed INSERT may still have stored some blocks; its retry (or its
+/// halves) store them again, and the table's deduplication key (tracker,
+/// message time, content hash) folds the repeats, as it does for a WAL
+/// replayed after a crash.
+pub async fn insert_with<A, F>(
+    batches: &[RecordBatch],
+    backoff: Backoff,
+    mut attempt: A,
+) -> Result<Inserted>
+where
+    A: FnMut(Vec<RecordBatch>) -> F,
+    F: std::future::Future<Output = std::result::Result<(), InsertError>>,
+{
+    let mut inserted = Inserted::default();
+    for month in by_month(batches)? {
+        for run in runs(month.iter().map(RecordBatch::num_rows), MAX_INSERT_ROWS) {
+            let mut pending = vec![month[run].to_vec()];
+            while let Some(part) = pending.pop() {
+                let rows: usize = part.iter().map(RecordBatch::num_rows).sum();
+                match retry_classified(backoff, rows, || attempt(part.clone())).await {
+                    Ok(()) => inserted.rows += rows as u64,
+                    Err(Failed::Other(error)) => return Err(error),
+                    Err(Failed::Rows(error)) if rows <= 1 => {
+                        if let Some(row) = part.into_iter().find(|b| b.num_rows() == 1) {
+                            inserted.refused.push(RefusedRow { row, error });
+                        }
+                    }
+                    Err(Failed::Rows(error)) => {
+                        tracing::warn!(%error, rows, "ClickHouse refused the rows of an INSERT; inserting each half alone");
+                        let (first, second) = halves(&part, rows / 2);
+                        // The first half is tried first: rows keep their order.
+                        pending.push(second);
+                        pending.push(first);
+                    }
+                }
+            }
+        }
     }
     Ok(inserted)
+}
+
+/// The batches' rows grouped by the UTC month of their message time, the
+/// months in order: a batch spanning months is sliced (zero-copy) into its
+/// runs of one month.
+fn by_month(batches: &[RecordBatch]) -> Result<Vec<Vec<RecordBatch>>> {
+    use chrono::Datelike;
+    let mut months: std::collections::BTreeMap<i32, Vec<RecordBatch>> = Default::default();
+    for batch in batches {
+        let keys = columns::key_columns(batch)
+            .ok_or_else(|| Error::Layout("lacks its key columns".into()))?;
+        let times = keys.message_time.values();
+        // The month of each row: computed again only when the day changes.
+        let (mut day, mut month) = (None, 0);
+        let mut month_of = |ms: i64| {
+            let today = ms.div_euclid(crate::batch::DAY_MS);
+            if day != Some(today) {
+                day = Some(today);
+                month = chrono::DateTime::from_timestamp_millis(today * crate::batch::DAY_MS)
+                    .map_or(i32::MIN, |t| t.year() * 12 + t.month0() as i32);
+            }
+            month
+        };
+        let mut start = 0;
+        while start < times.len() {
+            let current = month_of(times[start]);
+            let end = (start + 1..times.len())
+                .find(|&i| month_of(times[i]) != current)
+                .unwrap_or(times.len());
+            months
+                .entry(current)
+                .or_default()
+                .push(batch.slice(start, end - start));
+            start = end;
+        }
+    }
+    Ok(months.into_values().collect())
+}
+
+/// `part` cut after its first `at` rows (batches sliced, zero-copy).
+fn halves(part: &[RecordBatch], at: usize) -> (Vec<RecordBatch>, Vec<RecordBatch>) {
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    let mut left = at;
+    for batch in part {
+        let rows = batch.num_rows();
+        if left >= rows {
+            first.push(batch.clone());
+            left -= rows;
+        } else if left == 0 {
+            second.push(batch.clone());
+        } else {
+            first.push(batch.slice(0, left));
+            second.push(batch.slice(left, rows - left));
+            left = 0;
+        }
+    }
+    (first, second)
 }
 
 /// Consecutive runs of items of these sizes, each as large as it can be
@@ -287,7 +408,41 @@ fn runs(sizes: impl IntoIterator<Item = usize>, max: usize) -> Vec<std::ops::Ran
 
 /// Runs `attempt` until it succeeds, waiting `backoff` between attempts;
 /// an error once `backoff.give_up_after` would pass. `rows` is for the log.
-pub(crate) async fn retry<F, Fut, E>(backoff: Backoff, rows: usize, mut attempt: F) -> Result<()>
+pub(crate) async fn retry<F, Fut, E>(backoff: Backoff, rows: usize, attempt: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<(), E>>,
+    E: Into<InsertError>,
+{
+    retry_classified(backoff, rows, attempt)
+        .await
+        .map_err(|failed| match failed {
+            Failed::Rows(source) => Error::ClickHouse {
+                what: "inserting",
+                source,
+            },
+            Failed::Other(error) => error,
+        })
+}
+
+/// Why [`retry_classified`] stopped.
+#[derive(Debug)]
+enum Failed {
+    /// ClickHouse refused the rows for what they hold: retrying the same
+    /// INSERT would fail the same way.
+    Rows(clickhouse::error::Error),
+    /// Gave up on a temporary failure, or a batch lacks the stored layout.
+    Other(Error),
+}
+
+/// Runs `attempt` until it succeeds, retrying [`Refusal::Temporary`]
+/// failures with `backoff` until it gives up; stops at once on a refusal
+/// of the rows ([`Refusal::Rows`]) or a batch without the stored layout.
+async fn retry_classified<F, Fut, E>(
+    backoff: Backoff,
+    rows: usize,
+    mut attempt: F,
+) -> std::result::Result<(), Failed>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = std::result::Result<(), E>>,
@@ -298,22 +453,85 @@ where
     loop {
         match attempt().await.map_err(Into::into) {
             Ok(()) => return Ok(()),
-            Err(InsertError::Layout(error)) => return Err(error),
+            Err(InsertError::Layout(error)) => return Err(Failed::Other(error)),
             Err(InsertError::ClickHouse(error)) => {
+                if classify(&error) == Refusal::Rows {
+                    return Err(Failed::Rows(error));
+                }
                 if backoff
                     .give_up_after
                     .is_some_and(|limit| started.elapsed() + wait > limit)
                 {
-                    return Err(Error::ClickHouse {
+                    return Err(Failed::Other(Error::ClickHouse {
                         what: "inserting",
                         source: error,
-                    });
+                    }));
                 }
                 tracing::warn!(%error, rows, retry_in_ms = wait.as_millis() as u64, "ClickHouse insert failed");
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(backoff.max);
             }
         }
+    }
+}
+
+/// What ClickHouse's refusal of an INSERT says about the rows in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// It may pass: the network, a timeout, a server that is starting,
+    /// busy, out of memory or disk, read-only, without ZooKeeper, or whose
+    /// schema an operator must mend. Retried; the rows wait in the WAL.
+    /// Anything ClickHouse says that is not known to be about the rows is
+    /// taken as this: rows are set aside only when it is certain they are
+    /// the cause.
+    Temporary,
+    /// The rows cannot be stored as they are: a value ClickHouse cannot
+    /// take or that a constraint or a materialized view refuses, or too
+    /// many partitions in one block. Retrying the same INSERT would fail the
+    /// same way; it is split instead.
+    Rows,
+}
+
+/// ClickHouse's exception codes that are about an INSERT's rows (from
+/// `src/Common/ErrorCodes.cpp`); code 252 only with its "partitions" text,
+/// as it also stands for "too many parts", which merges resolve.
+const ROW_CODES: &[u32] = &[
+    6,   // CANNOT_PARSE_TEXT
+    26,  // CANNOT_PARSE_QUOTED_STRING
+    27,  // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+    38,  // CANNOT_PARSE_DATE
+    41,  // CANNOT_PARSE_DATETIME
+    53,  // TYPE_MISMATCH
+    69,  // ARGUMENT_OUT_OF_BOUND
+    70,  // CANNOT_CONVERT_TYPE
+    72,  // CANNOT_PARSE_NUMBER
+    117, // INCORRECT_DATA
+    131, // TOO_LARGE_STRING_SIZE
+    190, // SIZES_OF_ARRAYS_DOESNT_MATCH
+    395, // FUNCTION_THROW_IF_VALUE_IS_NON_ZERO
+    469, // VIOLATED_CONSTRAINT
+];
+
+/// The exception code of ClickHouse's answer (`Code: 252, e.displayText() =
+/// DB::Exception: ...` on 18.16, `Code: 252. DB::Exception: ...` later).
+pub fn exception_code(text: &str) -> Option<u32> {
+    let rest = &text[text.find("Code: ")? + "Code: ".len()..];
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..digits].parse().ok()
+}
+
+/// Whether an INSERT that failed with `error` may succeed if retried
+/// as it is ([`Refusal`]).
+pub fn classify(error: &clickhouse::error::Error) -> Refusal {
+    let clickhouse::error::Error::BadResponse(text) = error else {
+        return Refusal::Temporary;
+    };
+    match exception_code(text) {
+        Some(252) if text.contains("partitions") => Refusal::Rows,
+        Some(code) if ROW_CODES.contains(&code) => Refusal::Rows,
+        _ => Refusal::Temporary,
     }
 }
 
@@ -402,13 +620,13 @@ pub fn statements(sql: &str) -> Vec<String> {
 async fn insert_once(
     client: &clickhouse::Client,
     table: &str,
-    batches: &[RecordBatch],
+    batches: Vec<RecordBatch>,
     timeout: Option<std::time::Duration>,
 ) -> std::result::Result<(), InsertError> {
     let mut insert = client
         .insert::<TelemetryRow<'_>>(table)?
         .with_timeouts(timeout, timeout);
-    for batch in batches {
+    for batch in &batches {
         for row in rows_of(batch).map_err(InsertError::Layout)? {
             insert.write(&row).await?;
         }
@@ -417,11 +635,14 @@ async fn insert_once(
     Ok(())
 }
 
-/// Why an attempt at an INSERT failed: ClickHouse (worth retrying) or a
-/// batch without the stored layout (a bug; not retried).
+/// Why an attempt at an INSERT failed: ClickHouse's answer ([`classify`]
+/// says whether it is worth retrying) or a batch without the stored layout
+/// (a bug; not retried).
 #[derive(Debug)]
-pub(crate) enum InsertError {
+pub enum InsertError {
+    /// What ClickHouse (or the way to it) answered.
     ClickHouse(clickhouse::error::Error),
+    /// A batch lacks the stored layout.
     Layout(Error),
 }
 
@@ -433,7 +654,200 @@ impl From<clickhouse::error::Error> for InsertError {
 
 #[cfg(test)]
 mod tests {
-    use super::{cluster_statements, runs, schema_statements};
+    use std::cell::RefCell;
+    use std::time::Duration;
+
+    use arrow::record_batch::RecordBatch;
+
+    use super::{
+        Backoff, InsertError, Refusal, classify, cluster_statements, exception_code, insert_with,
+        runs, schema_statements,
+    };
+    use crate::batch::{Entry, to_record_batch};
+
+    const DAY: i64 = 86_400_000;
+    /// 2024-06-01T00:00Z.
+    const JUNE: i64 = 19_875 * DAY;
+
+    /// One (tracker, day) batch of `times` (ms), `lat` = the row's index.
+    fn batch(tracker: i64, times: impl IntoIterator<Item = i64>) -> RecordBatch {
+        let entries: Vec<Entry> = times
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                Entry::new(schemas::Message {
+                    tracker_id: schemas::TrackerId(tracker),
+                    message_time_ms: t,
+                    server_time_ms: t,
+                    lat: Some(i as f64 / 1000.0),
+                    ..schemas::Message::default()
+                })
+                .unwrap()
+            })
+            .collect();
+        to_record_batch(&entries).unwrap()
+    }
+
+    fn times(batches: &[RecordBatch]) -> Vec<i64> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                schemas::columns::key_columns(b)
+                    .unwrap()
+                    .message_time
+                    .values()
+                    .to_vec()
+            })
+            .collect()
+    }
+
+    fn answer(text: &str) -> clickhouse::error::Error {
+        clickhouse::error::Error::BadResponse(text.to_owned())
+    }
+
+    const NO_WAIT: Backoff = Backoff {
+        first: Duration::from_millis(1),
+        max: Duration::from_millis(1),
+        give_up_after: Some(Duration::from_millis(50)),
+    };
+
+    #[test]
+    fn clickhouse_answers_about_the_rows_are_told_from_passing_ones() {
+        let partitions = "Code: 252, e.displayText() = DB::Exception: Too many partitions for single INSERT block (more than 100). The limit is controlled by 'max_partitions_per_insert_block' setting. (version 19.17.4.11 (official build))";
+        let parts = "Code: 252. DB::Exception: Too many parts (300). Merges are processing significantly slower than inserts. (TOO_MANY_PARTS) (version 23.8.1.1 (official build))";
+        let throw = "Code: 395, e.displayText() = DB::Exception: Value passed to 'throwIf' function is non zero, e.what() = DB::Exception (version 18.16.1)";
+        assert_eq!(exception_code(partitions), Some(252));
+        assert_eq!(exception_code(parts), Some(252));
+        assert_eq!(exception_code("502 Bad Gateway"), None);
+        assert_eq!(classify(&answer(partitions)), Refusal::Rows);
+        assert_eq!(classify(&answer(throw)), Refusal::Rows);
+        assert_eq!(classify(&answer(parts)), Refusal::Temporary);
+        for passing in [
+            "Code: 241, e.displayText() = DB::Exception: Memory limit (for query) exceeded",
+            "Code: 60, e.displayText() = DB::Exception: Table fleet.telemetry doesn't exist.",
+            "Code: 243. DB::Exception: Cannot reserve 1.00 MiB, not enough space. (NOT_ENOUGH_SPACE)",
+            "503 Service Unavailable",
+        ] {
+            assert_eq!(classify(&answer(passing)), Refusal::Temporary, "{passing}");
+        }
+        assert_eq!(
+            classify(&clickhouse::error::Error::TimedOut),
+            Refusal::Temporary
+        );
+    }
+
+    #[tokio::test]
+    async fn an_insert_touches_one_month_and_refused_rows_are_isolated_by_halving() {
+        // Three trackers; tracker 2's batch runs over a month's end; rows
+        // whose time ends in 7 s are refused whenever they are in an INSERT.
+        let month_end = JUNE + 29 * DAY + DAY - 3_000; // 2024-06-30T23:59:57Z
+        let batches = vec![
+            batch(1, (0..1_000).map(|i| JUNE + i * 1_000)),
+            batch(2, (0..6).map(|i| month_end + i * 1_000)),
+            batch(3, (0..500).map(|i| JUNE - 40 * DAY + i * 1_000)),
+        ];
+        let poisoned = |t: i64| t.rem_euclid(10_000) == 7_000;
+        let attempts = RefCell::new(Vec::<Vec<i64>>::new());
+        let stored = RefCell::new(Vec::<i64>::new());
+        let inserted = insert_with(&batches, NO_WAIT, |part| {
+            let rows = times(&part);
+            attempts.borrow_mut().push(rows.clone());
+            // ClickHouse's partitions: toYYYYMM of the time (in UTC here).
+            let months: std::collections::BTreeSet<String> = rows
+                .iter()
+                .map(|&t| {
+                    let time = chrono::DateTime::from_timestamp_millis(t).unwrap();
+                    time.format("%Y%m").to_string()
+                })
+                .collect();
+            let outcome = if months.len() > 1 {
+                Err(InsertError::ClickHouse(answer("Code: 252, e.displayText() = DB::Exception: Too many partitions for single INSERT block (more than 1)")))
+            } else if rows.iter().any(|&t| poisoned(t)) {
+                Err(InsertError::ClickHouse(answer("Code: 395, e.displayText() = DB::Exception: Value passed to 'throwIf' function is non zero")))
+            } else {
+                stored.borrow_mut().extend(rows);
+                Ok(())
+            };
+            std::future::ready(outcome)
+        })
+        .await
+        .unwrap();
+
+        let all = times(&batches);
+        let bad: Vec<i64> = all.iter().copied().filter(|&t| poisoned(t)).collect();
+        assert!(bad.len() > 50, "{}", bad.len());
+        let mut refused: Vec<i64> = inserted
+            .refused
+            .iter()
+            .flat_map(|r| times(std::slice::from_ref(&r.row)))
+            .collect();
+        refused.sort_unstable();
+        let mut expected_bad = bad.clone();
+        expected_bad.sort_unstable();
+        assert_eq!(
+            refused, expected_bad,
+            "exactly the poisoned rows are set aside"
+        );
+        assert!(inserted.refused.iter().all(|r| r.row.num_rows() == 1));
+        let mut kept = stored.into_inner();
+        kept.sort_unstable();
+        let mut good: Vec<i64> = all.iter().copied().filter(|&t| !poisoned(t)).collect();
+        good.sort_unstable();
+        assert_eq!(kept, good, "every other row is stored, once");
+        assert_eq!(inserted.rows as usize, good.len());
+        let attempts = attempts.into_inner();
+        // The month of tracker 3 (April) first, then June's rows, then July's.
+        assert_eq!(attempts[0].len(), 500);
+        assert!(
+            attempts.iter().all(|rows| {
+                let first = rows[0].div_euclid(DAY);
+                rows.iter()
+                    .all(|t| (t.div_euclid(DAY) >= 19_905) == (first >= 19_905))
+            }),
+            "no INSERT spans June and July"
+        );
+        // Halving: about 2·log2(n) INSERTs per refused row, far below one per row.
+        assert!(
+            attempts.len() < 2 * bad.len() * 12,
+            "{} attempts",
+            attempts.len()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_passing_failure_is_retried_and_then_given_up_on_without_setting_rows_aside() {
+        let batches = vec![batch(1, (0..10).map(|i| JUNE + i * 1_000))];
+        let calls = RefCell::new(0);
+        let inserted = insert_with(&batches, NO_WAIT, |_| {
+            *calls.borrow_mut() += 1;
+            let outcome = if *calls.borrow() < 3 {
+                Err(InsertError::ClickHouse(clickhouse::error::Error::TimedOut))
+            } else {
+                Ok(())
+            };
+            std::future::ready(outcome)
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            (inserted.rows, inserted.refused.len(), calls.into_inner()),
+            (10, 0, 3)
+        );
+
+        let calls = RefCell::new(0);
+        let outcome = insert_with(&batches, NO_WAIT, |_| {
+            *calls.borrow_mut() += 1;
+            std::future::ready(Err(InsertError::ClickHouse(answer(
+                "Code: 241, e.displayText() = DB::Exception: Memory limit (for query) exceeded",
+            ))))
+        })
+        .await;
+        assert!(
+            outcome.is_err(),
+            "given up: the flush fails, the rows stay in the WAL"
+        );
+        assert!(calls.into_inner() > 2, "retried, never split");
+    }
 
     #[test]
     fn the_ddl_names_the_configured_database_and_cluster_everywhere() {

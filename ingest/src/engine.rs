@@ -253,6 +253,7 @@ impl Ingest {
             Some(clickhouse) => Arc::new(ClickHouseSink::open(
                 clickhouse.clone(),
                 config.data_dir.join("clickhouse"),
+                metrics.dead_letter_rows.clone(),
             )?),
             None => Arc::new(ParquetSink::open(ParquetConfig {
                 root: config.data_dir.join("telemetry"),

@@ -39,6 +39,7 @@ pub(crate) struct IngestMetrics {
     pub(crate) retention_runs: Counter,
     pub(crate) retention_rewrites: Counter,
     pub(crate) dedup_entries: Gauge,
+    pub(crate) dead_letter_rows: Counter,
 }
 
 impl IngestMetrics {
@@ -61,6 +62,7 @@ impl IngestMetrics {
             retention_runs: Counter::default(),
             retention_rewrites: Counter::default(),
             dedup_entries: Gauge::default(),
+            dead_letter_rows: Counter::default(),
         };
         let r = registry;
         r.register(
@@ -147,6 +149,11 @@ impl IngestMetrics {
             "trackhouse_dedup_index_entries",
             "Keys held by the deduplication index",
             m.dedup_entries.clone(),
+        );
+        r.register(
+            "trackhouse_clickhouse_dead_letter_rows",
+            "Rows ClickHouse refused for what they hold, set aside in the dead-letter directory",
+            m.dead_letter_rows.clone(),
         );
         m
     }

@@ -16,12 +16,16 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{Array, RecordBatch};
 use clickhouse::Row;
+use prometheus_client::metrics::counter::Counter;
 use schemas::columns::{self, InnerKind};
 use schemas::{ClickHouseTable, FileEntry};
 use serde::{Deserialize, Serialize};
 
 use crate::batch::day_of;
-use crate::clickhouse::{Backoff, insert, is_plain_identifier, statements_for};
+use crate::clickhouse::{
+    Backoff, RefusedRow, TelemetryRow, exception_code, insert, is_plain_identifier, rows_of,
+    statements_for,
+};
 use crate::sink::{Rewrite, Sink};
 use crate::{Error, Result};
 
@@ -104,6 +108,10 @@ pub(crate) struct ClickHouseSink {
     runtime: Option<tokio::runtime::Runtime>,
     /// The file holding the last WAL segment ClickHouse confirmed.
     progress: PathBuf,
+    /// Where rows ClickHouse refused are set aside, a file per flush.
+    dead_letter: PathBuf,
+    /// Rows set aside there, on `/metrics`.
+    dead_letter_rows: Counter,
     flushed: AtomicU64,
     /// Whether the schema has been applied (at open, or at the first flush
     /// when ClickHouse was unreachable at open).
@@ -137,7 +145,11 @@ impl ClickHouseSink {
     /// does not stop the start (intake acknowledges into the WAL meanwhile):
     /// the schema is then applied before the first flush. A schema that
     /// does not fit does.
-    pub(crate) fn open(config: ClickHouseConfig, state_dir: PathBuf) -> Result<Self> {
+    pub(crate) fn open(
+        config: ClickHouseConfig,
+        state_dir: PathBuf,
+        dead_letter_rows: Counter,
+    ) -> Result<Self> {
         let table = config.table.clone();
         let names = [
             ("database", Some(&table.database)),
@@ -172,6 +184,8 @@ impl ClickHouseSink {
             client,
             runtime: Some(runtime),
             progress,
+            dead_letter: state_dir.join("dead-letter"),
+            dead_letter_rows,
             flushed: AtomicU64::new(flushed),
             migrated: AtomicBool::new(false),
             names: Mutex::new(HashSet::new()),
@@ -327,6 +341,63 @@ impl ClickHouseSink {
         Ok(found.into_iter().collect())
     }
 
+    /// Writes the rows ClickHouse refused to a new file of the dead-letter
+    /// directory, `<wal segment>-<unix ms>.ndjson`, synced: one JSON object
+    /// per row, `{"error": {"code", "message"}, "line": <intake line>}`,
+    /// the line being the row as `POST /ingest` takes it (its tracker,
+    /// times, fields and inner maps), so that an operator who mended the
+    /// cause can send them again (`jq -c .line FILE | trackhouse import`).
+    /// Counted on `/metrics` and logged at error level with the file's path.
+    fn set_aside(&self, refused: &[RefusedRow], wal_segment: u64) -> Result<()> {
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let path = self
+            .dead_letter
+            .join(format!("{wal_segment:020}-{now}.ndjson"));
+        let mut text = Vec::new();
+        let mut rows = 0;
+        for refused in refused {
+            for row in rows_of(&refused.row)? {
+                let error = refused.error.to_string();
+                let entry = serde_json::json!({
+                    "error": {
+                        "code": match &refused.error {
+                            clickhouse::error::Error::BadResponse(text) => exception_code(text),
+                            _ => None,
+                        },
+                        "message": error,
+                    },
+                    "line": intake_line(&row),
+                });
+                serde_json::to_writer(&mut text, &entry)
+                    .map_err(|e| Error::Layout(format!("cannot be written as JSON: {e}")))?;
+                text.push(b'\n');
+                rows += 1;
+            }
+        }
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            std::fs::create_dir_all(&self.dead_letter)?;
+            let mut file = std::fs::File::create_new(&path)?;
+            file.write_all(&text)?;
+            file.sync_data()?;
+            std::fs::File::open(&self.dead_letter)?.sync_all()
+        };
+        write().map_err(Error::io("writing refused rows", &path))?;
+        self.dead_letter_rows.inc_by(rows);
+        tracing::error!(
+            rows,
+            file = %path.display(),
+            error = %refused[0].error,
+            "ClickHouse refused rows for what they hold; they are set aside in the dead-letter file, every other row is stored"
+        );
+        Ok(())
+    }
+
     fn record_progress(&self, wal_segment: u64) -> Result<()> {
         let temporary = self.progress.with_extension("tmp");
         let write = || -> std::io::Result<()> {
@@ -365,7 +436,7 @@ impl Sink for ClickHouseSink {
         self.migrate(Some(self.config.request_timeout))?;
         let names = self.new_names(batches)?;
         let backoff = self.config.backoff;
-        self.block_on(async {
+        let inserted = self.block_on(async {
             if !names.is_empty() {
                 insert_names(&self.client, &names, backoff, self.config.request_timeout).await?;
             }
@@ -379,6 +450,8 @@ impl Sink for ClickHouseSink {
             )
             .await
         })?;
+        // Refused rows are safe in their file before the WAL may go.
+        self.set_aside(&inserted.refused, wal_segment)?;
         self.record_progress(wal_segment)?;
         // ClickHouse answers again: stored keys are worth asking for.
         *self
@@ -589,4 +662,70 @@ async fn insert_names(
         insert.end().await
     })
     .await
+}
+
+/// A stored row as a line of `POST /ingest` (spec document 3's raw data
+/// columns with `tracker_id`, times in ISO 8601 with milliseconds): what
+/// the dead-letter file keeps of a refused row.
+fn intake_line(row: &TelemetryRow<'_>) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    let time = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    };
+    let mut line = Map::new();
+    line.insert("tracker_id".into(), json!(row.tracker_id));
+    line.insert("msg_time".into(), json!(time(row.msg_time)));
+    line.insert("server_time".into(), json!(time(row.server_time)));
+    let simple = [
+        ("flags", json!(row.flags)),
+        ("gps_fix_type", json!(row.gps_fix_type)),
+        ("lat", json!(row.lat)),
+        ("lng", json!(row.lng)),
+        ("speed", json!(row.speed)),
+        ("alt", json!(row.alt)),
+        ("satellites", json!(row.satellites)),
+        ("heading", json!(row.heading)),
+        ("precision", json!(row.precision)),
+        ("hdop", json!(row.hdop)),
+        ("pdop", json!(row.pdop)),
+        ("event_id", json!(row.event_id)),
+        ("mn_name", json!(row.mn_name)),
+        ("mn_roaming", json!(row.mn_roaming)),
+        ("mn_code", json!(row.mn_code)),
+        ("mn_csq", json!(row.mn_csq)),
+        ("mn_type", json!(row.mn_type)),
+    ];
+    for (name, value) in simple {
+        if !value.is_null() {
+            line.insert(name.into(), value);
+        }
+    }
+    let maps: [(&str, Map<String, Value>); 4] = [
+        (
+            "discrete_inputs",
+            zip(&row.discrete_inputs_name, &row.discrete_inputs_value),
+        ),
+        (
+            "discrete_outputs",
+            zip(&row.discrete_outputs_name, &row.discrete_outputs_value),
+        ),
+        ("inputs", zip(&row.inputs_name, &row.inputs_value)),
+        ("states", zip(&row.states_name, &row.states_value)),
+    ];
+    for (name, map) in maps {
+        if !map.is_empty() {
+            line.insert(name.into(), Value::Object(map));
+        }
+    }
+    Value::Object(line)
+}
+
+/// Names and values of one of a row's `Nested` columns as a JSON object.
+fn zip<V: Serialize>(names: &[&str], values: &[V]) -> serde_json::Map<String, serde_json::Value> {
+    names
+        .iter()
+        .zip(values)
+        .map(|(name, value)| ((*name).to_owned(), serde_json::json!(value)))
+        .collect()
 }
