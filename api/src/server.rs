@@ -220,8 +220,14 @@ fn service_routes() -> Vec<Route> {
             get(healthz),
             CallDoc::plain_get(
                 "Health",
-                "Answers `{\"success\":true}` while the server can reach its platform store.",
-                vec![ErrorCode::Database, ErrorCode::DatabaseUnavailable],
+                "Answers `{\"success\":true}` while the server can reach its platform store and its write-ahead log takes writes. \
+                 While the log's disk is full or failing, code 8 (HTTP 503, with `Retry-After`) saying what failed: intake refuses \
+                 messages meanwhile, and both recover by themselves once the disk takes writes again.",
+                vec![
+                    ErrorCode::Database,
+                    ErrorCode::DatabaseUnavailable,
+                    ErrorCode::QueueUnavailable,
+                ],
                 Success::<Done>::describe,
             ),
         ),
@@ -251,6 +257,15 @@ impl MediaKind for PrometheusText {
 
 async fn healthz(State(state): State<AppState>) -> Result<Success<Done>, ApiError> {
     state.inner.store.ping().await?;
+    if let Some(problem) = state.inner.ingest.storage_problem() {
+        return Err(ApiError::with_description(
+            ErrorCode::QueueUnavailable,
+            format!(
+                "Storage degraded: the write-ahead log cannot take writes ({problem}); intake refuses messages until it heals"
+            ),
+        )
+        .retry_after(1));
+    }
     Ok(Success::done())
 }
 

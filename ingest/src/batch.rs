@@ -50,9 +50,21 @@ impl Entry {
         m.discrete_inputs
             .iter()
             .map(discrete(InnerKind::DiscreteInputs))
-            .chain(m.discrete_outputs.iter().map(discrete(InnerKind::DiscreteOutputs)))
-            .chain(m.inputs.iter().map(|(name, _)| inner_key(InnerKind::Inputs, name)))
-            .chain(m.states.iter().map(|(name, _)| inner_key(InnerKind::States, name)))
+            .chain(
+                m.discrete_outputs
+                    .iter()
+                    .map(discrete(InnerKind::DiscreteOutputs)),
+            )
+            .chain(
+                m.inputs
+                    .iter()
+                    .map(|(name, _)| inner_key(InnerKind::Inputs, name)),
+            )
+            .chain(
+                m.states
+                    .iter()
+                    .map(|(name, _)| inner_key(InnerKind::States, name)),
+            )
     }
 }
 
@@ -327,10 +339,7 @@ mod tests {
             "inputs.lls_level_1",
             "states.ignition",
         ];
-        assert_eq!(
-            entry.inner_keys().collect::<Vec<_>>(),
-            names.map(name_key)
-        );
+        assert_eq!(entry.inner_keys().collect::<Vec<_>>(), names.map(name_key));
     }
 
     #[test]

@@ -116,6 +116,9 @@ pub(crate) struct Shared {
     pub(crate) retention: Mutex<Retention>,
     /// Files a merge could not make into one; compaction leaves them alone.
     pub(crate) unmergeable: Mutex<HashSet<u64>>,
+    /// What failed, while the WAL cannot take appends (intake refuses
+    /// writes with [`Error::StorageUnavailable`] until it heals).
+    pub(crate) wal_failure: Mutex<Option<String>>,
 }
 
 /// Retention cutoffs by tracker (ms since the epoch), and whether they changed since the last run.
@@ -296,6 +299,7 @@ impl Ingest {
             dedup: Mutex::new(DedupIndex::new(config.dedup_max_entries)),
             retention: Mutex::new(Retention::default()),
             unmergeable: Mutex::new(HashSet::new()),
+            wal_failure: Mutex::new(None),
             config,
             sink,
             metrics,
@@ -398,6 +402,17 @@ impl Ingest {
     /// Counts intake lines refused by a configured limit, on `/metrics`.
     pub fn count_limit(&self, limit: crate::line::Limit, lines: usize) {
         self.shared.metrics.count_limit(limit, lines);
+    }
+
+    /// Why intake cannot store writes now, if it cannot: the write-ahead
+    /// log's disk is full or failing (it heals by itself once the disk
+    /// takes writes again). For `/healthz`.
+    pub fn storage_problem(&self) -> Option<String> {
+        self.shared
+            .wal_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Flushes everything acknowledged so far to Parquet; blocks until done.

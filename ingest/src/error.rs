@@ -14,6 +14,14 @@ pub enum Error {
         /// What is full.
         reason: &'static str,
     },
+    /// The disk under the write-ahead log does not take writes (full, or
+    /// failing): nothing of the write was stored; retry after a pause (the
+    /// log heals by itself once the disk takes writes again).
+    #[error("storage cannot take writes now: {reason}; retry later")]
+    StorageUnavailable {
+        /// What failed.
+        reason: String,
+    },
     /// The ingest service is shutting down or its writer stopped.
     #[error("the ingest writer has stopped")]
     Stopped,
@@ -75,7 +83,9 @@ pub enum Error {
 impl HasCode for Error {
     fn code(&self) -> ErrorCode {
         match self {
-            Self::Backpressure { .. } | Self::Stopped => ErrorCode::QueueUnavailable,
+            Self::Backpressure { .. } | Self::StorageUnavailable { .. } | Self::Stopped => {
+                ErrorCode::QueueUnavailable
+            }
             Self::Wal(inner) => inner.code(),
             Self::Arrow(_) | Self::Encode(_) | Self::Layout(_) | Self::Config(_) => {
                 ErrorCode::Unexpected

@@ -40,6 +40,8 @@ pub(crate) struct IngestMetrics {
     pub(crate) retention_rewrites: Counter,
     pub(crate) dedup_entries: Gauge,
     pub(crate) dead_letter_rows: Counter,
+    pub(crate) wal_failures: Counter,
+    pub(crate) wal_unavailable: Gauge,
 }
 
 impl IngestMetrics {
@@ -63,6 +65,8 @@ impl IngestMetrics {
             retention_rewrites: Counter::default(),
             dedup_entries: Gauge::default(),
             dead_letter_rows: Counter::default(),
+            wal_failures: Counter::default(),
+            wal_unavailable: Gauge::default(),
         };
         let r = registry;
         r.register(
@@ -154,6 +158,16 @@ impl IngestMetrics {
             "trackhouse_clickhouse_dead_letter_rows",
             "Rows ClickHouse refused for what they hold, set aside in the dead-letter directory",
             m.dead_letter_rows.clone(),
+        );
+        r.register(
+            "trackhouse_wal_failures",
+            "Times the write-ahead log stopped taking writes (a full or failing disk)",
+            m.wal_failures.clone(),
+        );
+        r.register(
+            "trackhouse_wal_unavailable",
+            "1 while the write-ahead log cannot take writes (intake answers 503, /healthz too), else 0",
+            m.wal_unavailable.clone(),
         );
         m
     }

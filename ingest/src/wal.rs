@@ -50,6 +50,17 @@
 //!
 //! Files and the directory are synced on creation, truncation and deletion,
 //! so that the set of segments survives a crash as well as their contents.
+//!
+//! # Failures
+//!
+//! A write, sync or roll-over that fails (a full disk, an I/O error) leaves
+//! the current segment's tail unknown: the records appended since the last
+//! successful sync were never acknowledged and are given up. The log then
+//! refuses appends until [`Wal::heal`] (tried by every call, at most once
+//! per [`HEAL_PAUSE`]) cuts the segment back to its synced length, seals
+//! it, and starts a fresh segment; a sealed segment so cut holds exactly
+//! its acknowledged records. Linux may report a failed writeback once
+//! only, so a failed sync is never retried on the same tail.
 
 mod error;
 mod recover;
@@ -61,6 +72,7 @@ mod tests;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 pub(crate) use error::WalError;
 use segment::{Entry, SegmentWriter};
@@ -100,11 +112,28 @@ pub(crate) struct Wal {
     /// Complete segments, recovered or rotated, awaiting `remove_through`.
     sealed: BTreeSet<u64>,
     bytes_written: u64,
-    /// Set when a write, sync or roll-over failed: the current segment's tail
-    /// is then unknown, so nothing more is appended until the log is reopened
-    /// (whose recovery truncates whatever partial record was left).
-    failed: bool,
+    /// Set when a write, sync or roll-over failed (with when to try again and
+    /// what failed): the current segment's tail is then unknown, so nothing
+    /// is appended until [`heal`](Self::heal) has cut it back and started a
+    /// fresh segment.
+    failed: Option<Failure>,
 }
+
+/// A failure of the log that [`Wal::heal`] has not yet recovered from.
+#[derive(Debug, Clone)]
+struct Failure {
+    /// No attempt to heal before this.
+    retry_at: Instant,
+    /// What failed, with the file, for the log.
+    reason: String,
+    /// The innermost cause only (`No space left on device`), without
+    /// paths: for callers and `/healthz`.
+    cause: String,
+}
+
+/// How long after a failure (or a failed attempt to heal) the log tries
+/// again: a full disk costs a file creation per pause, not per write.
+pub(crate) const HEAL_PAUSE: Duration = Duration::from_millis(200);
 
 impl Wal {
     /// Opens (creating) the directory, replays and starts a new segment.
@@ -161,7 +190,7 @@ impl Wal {
             current,
             sealed: segments,
             bytes_written: 0,
-            failed: false,
+            failed: None,
         };
         Ok((wal, report))
     }
@@ -184,7 +213,10 @@ impl Wal {
 
     /// Makes every appended record durable: flushes the buffer and
     /// `fdatasync`s the segment. When this returns Ok, the records survive a
-    /// crash.
+    /// crash. When a write, sync or roll-over fails, the records appended
+    /// since the last successful sync are lost to the log (their writes are
+    /// to be refused) and it takes no appends until [`heal`](Self::heal)
+    /// succeeds, which every later call tries.
     pub(crate) fn sync(&mut self) -> Result<()> {
         self.ensure_usable()?;
         let synced = self.current.sync();
@@ -255,18 +287,72 @@ impl Wal {
         Ok(sealed)
     }
 
-    fn ensure_usable(&self) -> Result<()> {
-        if self.failed {
+    /// What failed, while the log cannot take appends: the whole chain
+    /// (with the file's path, for the log) and its innermost cause (for
+    /// callers).
+    pub(crate) fn failure(&self) -> Option<(&str, &str)> {
+        self.failed
+            .as_ref()
+            .map(|f| (f.reason.as_str(), f.cause.as_str()))
+    }
+
+    /// After a failure, once [`HEAL_PAUSE`] has passed: cuts the failed
+    /// segment back to its last synced length (its acknowledged records;
+    /// the failed group's were never acknowledged), seals it, and starts a
+    /// fresh segment. Fails, and stays failed, while that cannot be done
+    /// (the disk is still full); Ok when the log takes appends.
+    pub(crate) fn heal(&mut self) -> Result<()> {
+        let Some(failure) = &self.failed else {
+            return Ok(());
+        };
+        if Instant::now() < failure.retry_at {
             return Err(WalError::Poisoned {
                 segment: self.current.seq(),
             });
         }
-        Ok(())
+        let healed = self.current.cut_to_synced().and_then(|()| {
+            let sealed = self.current.seq();
+            let next = SegmentWriter::create(&self.dir, next_seq(sealed)?)?;
+            drop(std::mem::replace(&mut self.current, next));
+            self.sealed.insert(sealed);
+            Ok(sealed)
+        });
+        match healed {
+            Ok(sealed) => {
+                tracing::info!(
+                    sealed,
+                    segment = self.current.seq(),
+                    "the write-ahead log takes appends again, in a fresh segment"
+                );
+                self.failed = None;
+                Ok(())
+            }
+            Err(error) => self.poison_on_err(Err(error)),
+        }
+    }
+
+    fn ensure_usable(&mut self) -> Result<()> {
+        self.heal()
     }
 
     fn poison_on_err<T>(&mut self, result: Result<T>) -> Result<T> {
-        if result.is_err() {
-            self.failed = true;
+        if let Err(error) = &result {
+            let mut reason = error.to_string();
+            let mut innermost = reason.clone();
+            let mut cause = std::error::Error::source(error);
+            while let Some(c) = cause {
+                innermost = c.to_string();
+                reason.push_str(": ");
+                reason.push_str(&innermost);
+                cause = c.source();
+            }
+            // A heal that finds the log still failing keeps the first cause.
+            let first = self.failed.take();
+            self.failed = Some(Failure {
+                retry_at: Instant::now() + HEAL_PAUSE,
+                reason: first.as_ref().map_or(reason, |f| f.reason.clone()),
+                cause: first.map_or(innermost, |f| f.cause),
+            });
         }
         result
     }

@@ -9,6 +9,7 @@ mod api_keys;
 mod clickhouse_current;
 mod clickhouse_outage;
 mod conventions;
+mod disk_full;
 mod intake;
 mod intake_limits;
 mod openapi;

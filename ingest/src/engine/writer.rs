@@ -11,13 +11,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
 use crate::batch::{Entry, to_record_batches};
 use crate::dedup::PartitionKey;
 use crate::line::Limit;
-use crate::wal::Wal;
+use crate::wal::{HEAL_PAUSE, Wal};
 use crate::{Error, Result};
 
 /// Most writes committed by one fdatasync.
@@ -27,7 +27,24 @@ type Reply = tokio::sync::oneshot::Sender<Result<WriteOutcome>>;
 
 pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>) {
     let mut wal_bytes = wal.bytes_written();
-    while let Ok(first) = commands.recv() {
+    loop {
+        // A failed log heals by itself, with or without writes to try it.
+        let first = if wal.failure().is_some() {
+            match commands.recv_timeout(HEAL_PAUSE) {
+                Ok(command) => command,
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = wal.heal();
+                    report_health(&shared, &wal);
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match commands.recv() {
+                Ok(command) => command,
+                Err(_) => break,
+            }
+        };
         let mut pending: Vec<(Vec<Entry>, Reply)> = Vec::new();
         let mut next = Some(first);
         while let Some(command) = next.take() {
@@ -43,6 +60,7 @@ pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>
             }
         }
         commit(&shared, &mut wal, pending);
+        report_health(&shared, &wal);
         let written = wal.bytes_written();
         shared
             .metrics
@@ -54,6 +72,26 @@ pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>
     if let Err(e) = wal.sync() {
         tracing::error!(error = %e, "final WAL sync failed");
     }
+}
+
+/// Publishes whether the log takes appends (for `/healthz` and `/metrics`),
+/// logging each change.
+fn report_health(shared: &Shared, wal: &Wal) {
+    let now = wal.failure().map(|(_, cause)| cause.to_owned());
+    let mut known = shared.wal_failure.lock().unwrap_or_else(|p| p.into_inner());
+    if *known == now {
+        return;
+    }
+    match &now {
+        Some(_) => {
+            let reason = wal.failure().map_or("", |(reason, _)| reason);
+            shared.metrics.wal_failures.inc();
+            tracing::error!(%reason, "the write-ahead log cannot take writes; intake answers 503 until it heals");
+        }
+        None => tracing::info!("the write-ahead log takes writes again"),
+    }
+    shared.metrics.wal_unavailable.set(i64::from(now.is_some()));
+    *known = now;
 }
 
 fn control(shared: &Shared, wal: &mut Wal, command: Command) {
@@ -91,14 +129,27 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<(Vec<Entry>, Reply)>) {
             for (partition, time, hash) in recorded {
                 dedup.remove(partition, time, hash);
             }
-            tracing::error!(error = %e, writes = writes.len(), "a write group failed");
+            let unavailable = matches!(&e, Error::Wal(wal) if wal.is_storage_failure());
+            if !unavailable {
+                tracing::error!(error = %e, writes = writes.len(), "a write group failed");
+            }
             let message = e.to_string();
             for (_, reply) in writes {
-                let _ = reply.send(Err(Error::Io {
-                    what: "committing a write group",
-                    path: shared.config.data_dir.join("wal"),
-                    source: std::io::Error::other(message.clone()),
-                }));
+                let answer = if unavailable {
+                    Error::StorageUnavailable {
+                        reason: wal.failure().map_or_else(
+                            || "the write-ahead log failed".to_owned(),
+                            |(_, cause)| format!("the write-ahead log's disk: {cause}"),
+                        ),
+                    }
+                } else {
+                    Error::Io {
+                        what: "committing a write group",
+                        path: shared.config.data_dir.join("wal"),
+                        source: std::io::Error::other(message.clone()),
+                    }
+                };
+                let _ = reply.send(Err(answer));
             }
         }
     }

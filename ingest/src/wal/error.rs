@@ -170,6 +170,21 @@ pub enum WalError {
 }
 
 impl WalError {
+    /// Whether the disk failed (full, or an I/O error) rather than the
+    /// log's contents: the log heals once the disk takes writes again.
+    pub(crate) fn is_storage_failure(&self) -> bool {
+        matches!(
+            self,
+            Self::CreateDir { .. }
+                | Self::SyncDir { .. }
+                | Self::CreateSegment { .. }
+                | Self::Write { .. }
+                | Self::Sync { .. }
+                | Self::Truncate { .. }
+                | Self::Poisoned { .. }
+        )
+    }
+
     /// An error for a replay callback to return when it cannot use a
     /// payload (for example, when it does not decode).
     pub(crate) fn rejected(

@@ -2,7 +2,7 @@
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::{Result, WalError};
@@ -180,6 +180,11 @@ pub(super) struct SegmentWriter {
     /// Bytes of the segment, header and buffered records included.
     len: u64,
     records: u64,
+    /// Bytes of the segment at its last successful sync (or creation):
+    /// everything up to here is on disk.
+    synced: u64,
+    /// Records up to `synced`.
+    synced_records: u64,
 }
 
 impl SegmentWriter {
@@ -213,7 +218,45 @@ impl SegmentWriter {
             file: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
             len: HEADER_LEN as u64,
             records: 0,
+            synced: HEADER_LEN as u64,
+            synced_records: 0,
         })
+    }
+
+    /// After a failed write or sync: cuts the file back to its length at
+    /// the last successful sync (what follows was never acknowledged, and
+    /// may be a partial record), syncs it, and drops the buffered bytes
+    /// unwritten. The segment then holds exactly its synced records.
+    pub(super) fn cut_to_synced(&mut self) -> Result<()> {
+        let cut = |synced: u64| -> std::io::Result<File> {
+            let file = OpenOptions::new().write(true).open(&self.path)?;
+            file.set_len(synced)?;
+            file.sync_data()?;
+            Ok(file)
+        };
+        let file = cut(self.synced).map_err(|source| WalError::Truncate {
+            path: self.path.clone(),
+            segment: self.seq,
+            offset: self.synced,
+            source,
+        })?;
+        let failed = std::mem::replace(
+            &mut self.file,
+            BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+        );
+        // Its buffer holds bytes of the failed group: they must never reach
+        // the file (dropping a `BufWriter` would write them).
+        drop(failed.into_parts());
+        self.file
+            .seek(SeekFrom::Start(self.synced))
+            .map_err(|source| WalError::Write {
+                path: self.path.clone(),
+                segment: self.seq,
+                source,
+            })?;
+        self.len = self.synced;
+        self.records = self.synced_records;
+        Ok(())
     }
 
     /// Buffers one record; `len` is `payload.len()`, checked by [`record_len`].
@@ -248,7 +291,10 @@ impl SegmentWriter {
                 path: self.path.clone(),
                 segment: self.seq,
                 source,
-            })
+            })?;
+        self.synced = self.len;
+        self.synced_records = self.records;
+        Ok(())
     }
 
     /// The segment's sequence number.
