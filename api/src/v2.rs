@@ -1,6 +1,9 @@
 //! Account calls of the main interface (`/v2`, spec documents 1 and 3).
 
 mod api_key;
+mod department;
+mod garage;
+mod records;
 mod subuser;
 mod user;
 
@@ -8,8 +11,14 @@ use crate::route::Route;
 
 /// Every account call.
 pub(crate) fn routes() -> Vec<Route> {
-    [user::routes(), api_key::routes(), subuser::routes()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        user::routes(),
+        api_key::routes(),
+        subuser::routes(),
+        garage::routes(),
+        department::routes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

@@ -9,8 +9,8 @@ pub enum Error {
     /// A parameter failed validation.
     #[error("`{field}`: {reason}")]
     InvalidArgument {
-        /// The parameter, as the caller named it.
-        field: &'static str,
+        /// The parameter, as the caller named it (`garage.location.lat`).
+        field: std::borrow::Cow<'static, str>,
         /// What is wrong with it.
         reason: String,
     },
@@ -154,9 +154,12 @@ impl HasCode for Error {
 }
 
 impl Error {
-    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+    pub(crate) fn invalid(
+        field: impl Into<std::borrow::Cow<'static, str>>,
+        reason: impl Into<String>,
+    ) -> Self {
         Self::InvalidArgument {
-            field,
+            field: field.into(),
             reason: reason.into(),
         }
     }

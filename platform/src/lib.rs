@@ -1,5 +1,6 @@
 //! The platform's own records: dealers and their panel accounts, plans, users
-//! and sub-users with their rights, trackers and fuel sensors, and every
+//! and sub-users with their rights, trackers and fuel sensors, an account's
+//! garages and departments, and every
 //! credential (user sessions, API keys, panel sessions, ingest tokens).
 //!
 //! [`Store`] is the entry point: it opens the SQLite database in the data
@@ -17,9 +18,13 @@
 mod access;
 mod credentials;
 mod dealers;
+mod departments;
 mod error;
+mod garages;
 mod ingest_tokens;
+mod location;
 mod model;
+mod records;
 mod secret;
 mod store;
 mod trackers;
@@ -29,11 +34,14 @@ mod validate;
 pub use access::{Feature, Permission, Right};
 pub use credentials::{ApiKey, CredentialKind, PanelAuth, UserAuth};
 pub use dealers::{DealerInfo, NewDealer};
+pub use departments::{Department, MAX_DEPARTMENT_LABEL_CHARS};
 pub use error::{Error, Result};
+pub use garages::{Garage, MAX_GARAGE_NAME_CHARS};
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
+pub use location::Location;
 pub use model::{BlockStatus, ContractType, LegalType, StorePeriod};
 pub use secret::Secret;
 pub use store::{Store, StoreConfig};
 pub use trackers::{Calibration, FuelSensor, NewPlan, NewTracker, Tracker};
 pub use users::{NewSubuser, NewUser, Subuser};
-pub use validate::{check_login, check_printable, check_time_zone};
+pub use validate::{check_login, check_printable, check_time_zone, optional_text, trimmed_text};

@@ -1,9 +1,40 @@
 //! Validation rules shared by the admin CLI and the API.
 
+use std::borrow::Cow;
+
 use crate::{Error, Result};
 
+/// A text of a record as stored: trimmed of surrounding spaces, then
+/// checked to be `min..=max` characters with no control characters
+/// (clarification 30).
+pub fn trimmed_text(
+    field: impl Into<Cow<'static, str>>,
+    value: &str,
+    min: usize,
+    max: usize,
+) -> Result<String> {
+    let value = value.trim();
+    check_printable(field, value, min, max)?;
+    Ok(value.to_owned())
+}
+
+/// [`trimmed_text`] of a text that may be null (a null stays null).
+pub fn optional_text(
+    field: impl Into<Cow<'static, str>>,
+    value: Option<&str>,
+    max: usize,
+) -> Result<Option<String>> {
+    value.map(|v| trimmed_text(field, v, 0, max)).transpose()
+}
+
 /// Checks a text of `min..=max` characters with no control characters.
-pub fn check_printable(field: &'static str, value: &str, min: usize, max: usize) -> Result<()> {
+pub fn check_printable(
+    field: impl Into<Cow<'static, str>>,
+    value: &str,
+    min: usize,
+    max: usize,
+) -> Result<()> {
+    let field = field.into();
     let len = value.chars().count();
     if len < min || len > max {
         return Err(Error::invalid(

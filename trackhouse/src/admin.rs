@@ -326,7 +326,7 @@ fn parse_list<T>(
         .iter()
         .map(|name| {
             parse(name.trim()).ok_or_else(|| platform::Error::InvalidArgument {
-                field,
+                field: field.into(),
                 reason: format!("unknown value {name:?}"),
             })
         })

@@ -342,6 +342,52 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
             last_name: "Driver".to_owned(),
         })
         .await?;
+    for (organization, mechanic, lat, lng, address) in [
+        (
+            "North depot",
+            "Serik",
+            43.2801,
+            76.9102,
+            "Almaty, Seifullin Ave 410",
+        ),
+        (
+            "South depot",
+            "Aidar",
+            43.2102,
+            76.8703,
+            "Almaty, Al-Farabi Ave 77",
+        ),
+    ] {
+        store
+            .create_garage(
+                owner,
+                platform::Garage {
+                    id: None,
+                    location: Some(platform::Location {
+                        lat,
+                        lng,
+                        address: address.to_owned(),
+                        radius: Some(250),
+                    }),
+                    mechanic_name: Some(mechanic.to_owned()),
+                    dispatcher_name: None,
+                    organization_name: Some(organization.to_owned()),
+                },
+            )
+            .await?;
+    }
+    for label in ["Drivers", "Maintenance"] {
+        store
+            .create_department(
+                owner,
+                platform::Department {
+                    id: None,
+                    label: label.to_owned(),
+                    location: None,
+                },
+            )
+            .await?;
+    }
     let api_key = store.create_api_key(owner, "demo integration").await?;
     let (_, ingest_token) = store.create_ingest_token("demo devices", true).await?;
     Ok(DemoAccounts {
@@ -430,6 +476,11 @@ curl -s "{base}/v2/api/key/list?hash=$HASH"
 
 # Use the demo API key (header form), e.g. list sub-users:
 curl -s {base}/v2/subuser/list -H 'Authorization: NVX {api_key}'
+
+# The account's garages and departments: add a garage (JSON body), then list both:
+curl -s {base}/v2/garage/create -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"garage":{{"location":{{"lat":43.2389,"lng":76.8897,"address":"Almaty, Tole Bi 59","radius":200}},"organization_name":"West depot","mechanic_name":"Daniyar","dispatcher_name":null}}}}'
+curl -s {base}/v2/garage/list -H 'Authorization: NVX {api_key}'
+curl -s {base}/v2/department/list -H 'Authorization: NVX {api_key}'
 
 # Dealer panel: log in (the login is the dealer id), then read dealer info:
 PANEL=$(curl -s {base}/v2/panel/account/auth -d 'login={panel_login}' -d 'password={panel_password}' | {hash_of}); echo "$PANEL"

@@ -173,6 +173,22 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
             } else if command.contains("/v2/panel/dealer/get_info") {
                 assert_eq!(answer["id"], accounts["dealer"]["dealer_id"], "{context}");
                 named += 1;
+            } else if command.contains("/v2/garage/create") {
+                assert!(answer["id"].as_i64().is_some(), "{context}");
+                named += 1;
+            } else if command.contains("/v2/garage/list") {
+                // The demo's own two, and the one the printed create added.
+                for depot in ["North depot", "South depot", "West depot"] {
+                    assert!(output.contains(depot), "{depot}: {context}");
+                }
+                named += 1;
+            } else if command.contains("/v2/department/list") {
+                let labels: Vec<&str> = answer["list"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|d| d["label"].as_str()).collect())
+                    .unwrap_or_default();
+                assert_eq!(labels, ["Drivers", "Maintenance"], "{context}");
+                named += 1;
             } else if command.contains("/raw_data/get_inputs") {
                 let inputs = answer["inputs"].to_string();
                 assert!(inputs.contains("lls_level_1"), "{context}");
@@ -267,9 +283,10 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     let (outputs, hash, panel) = run_in_bash(&commands);
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
-    // HASH, PANEL, admin, two key lists, sub-users, dealer info, key delete,
-    // intake, import, raw data read and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 14);
+    // HASH, PANEL, admin, two key lists, sub-users, garage create and list,
+    // department list, dealer info, key delete, intake, import, raw data read
+    // and get_inputs, resampling, metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 17);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -289,5 +306,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 14);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 17);
 }

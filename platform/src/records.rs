@@ -1,0 +1,21 @@
+//! What every account record's calls share: ids required by updates, and
+//! the answer when an id names no record of the account (201, whether it
+//! does not exist or is another account's: clarification 32).
+
+use crate::{Error, Result};
+
+/// The id an update names, or code 7 naming `field` when it names none.
+pub(crate) fn required_id(field: &'static str, id: Option<i64>) -> Result<i64> {
+    id.ok_or_else(|| Error::invalid(field, "is required"))
+}
+
+/// Ok when a statement changed the one record `id` of the account; 201 when it changed none.
+pub(crate) fn one_changed(rows: u64, entity: &'static str, id: i64) -> Result<()> {
+    if rows == 0 {
+        return Err(Error::NotFound {
+            entity,
+            id: id.to_string(),
+        });
+    }
+    Ok(())
+}
