@@ -4,6 +4,7 @@ mod api_key;
 mod department;
 mod garage;
 mod records;
+mod security_group;
 mod subuser;
 mod user;
 
@@ -17,6 +18,7 @@ pub(crate) fn routes() -> Vec<Route> {
         subuser::routes(),
         garage::routes(),
         department::routes(),
+        security_group::routes(),
     ]
     .into_iter()
     .flatten()

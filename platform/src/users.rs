@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use schemas::{DealerId, SecurityGroupId, TrackerId, UserId};
 use sqlx::Row;
 
+use crate::Secret;
 use crate::secret::hash_password;
 use crate::{Error, LegalType, Result, Right, Store, UserAuth};
 
@@ -286,6 +287,61 @@ impl Store {
             .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Deletes a sub-user of `master` for good: its sessions and API keys
+    /// end at once, its scope goes, and its login is free again (what it
+    /// created belongs to the master and stays). 201 when `subuser` is not a
+    /// sub-user of `master`.
+    pub async fn delete_subuser(&self, master: UserId, subuser: i64) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM users WHERE id = $1 AND master_user_id = $2 AND deleted = FALSE",
+        )
+        .bind(subuser)
+        .bind(master.0)
+        .fetch_optional(&mut *tx)
+        .await?;
+        crate::records::one_changed(u64::from(found.is_some()), "sub-user", subuser)?;
+        for statement in [
+            "DELETE FROM user_sessions WHERE user_id = $1",
+            "DELETE FROM api_keys WHERE user_id = $1",
+            "DELETE FROM subuser_trackers WHERE user_id = $1",
+            "DELETE FROM users WHERE id = $1",
+        ] {
+            sqlx::query(statement)
+                .bind(subuser)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A new session of a sub-user of `master`, as if it had logged in, so
+    /// that the master can act as it. 201 when `subuser` is not a sub-user
+    /// of `master`; 103 when it is deactivated.
+    pub async fn create_subuser_session(&self, master: UserId, subuser: i64) -> Result<Secret> {
+        let activated: Option<bool> = sqlx::query_scalar(
+            "SELECT activated FROM users WHERE id = $1 AND master_user_id = $2 AND deleted = FALSE",
+        )
+        .bind(subuser)
+        .bind(master.0)
+        .fetch_optional(&self.pool)
+        .await?;
+        match activated {
+            None => crate::records::one_changed(0, "sub-user", subuser)?,
+            Some(false) => return Err(Error::UserNotActivated),
+            Some(true) => {}
+        }
+        let secret = Secret::generate()?;
+        sqlx::query("INSERT INTO user_sessions (token_digest, user_id, created_at, last_used_at) VALUES ($1, $2, $3, $3)")
+            .bind(secret.digest())
+            .bind(subuser)
+            .bind(self.clock.now())
+            .execute(&self.pool)
+            .await?;
+        Ok(secret)
     }
 
     /// The security group of a sub-user, if any.

@@ -21,8 +21,10 @@ mod raw_data;
 mod raw_data_snapshots;
 mod read_limits;
 mod resampling;
+mod security_groups;
 mod server;
 mod slow_clients;
+mod subusers;
 mod user_auth;
 
 pub(crate) use server::{Account, Answer, TestServer};
