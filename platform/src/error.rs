@@ -22,6 +22,14 @@ pub enum Error {
         /// Its id or key, as given.
         id: String,
     },
+    /// A list names records that do not exist for the caller (217).
+    #[error("no {entity} {ids:?} in the account")]
+    NonexistentEntities {
+        /// The kind of record.
+        entity: &'static str,
+        /// The ids not found.
+        ids: Vec<i64>,
+    },
     /// The entity exists but is not the caller's (or is outside a sub-user's scope).
     #[error("{entity} {id} not found among the caller's")]
     NotCallers {
@@ -133,6 +141,7 @@ impl HasCode for Error {
             Self::InvalidArgument { .. } => ErrorCode::InvalidParameters,
             Self::NotFound { .. } => ErrorCode::NotFoundInDatabase,
             Self::NotCallers { .. } => ErrorCode::EntityNotFound,
+            Self::NonexistentEntities { .. } => ErrorCode::NonexistentEntitiesInList,
             Self::TrackerBlocked { .. } => ErrorCode::DeviceBlocked,
             Self::LoginInUse { .. } => ErrorCode::LoginAlreadyInUse,
             Self::DeviceIdInUse { .. } => ErrorCode::DeviceIdAlreadyInUse,

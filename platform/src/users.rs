@@ -1,6 +1,5 @@
 //! Users, sub-users, their rights and scopes.
 
-use chrono::{DateTime, Utc};
 use schemas::{DealerId, SecurityGroupId, TrackerId, UserId};
 use sqlx::Row;
 
@@ -46,32 +45,6 @@ pub struct NewSubuser {
     pub first_name: String,
     /// Last name.
     pub last_name: String,
-}
-
-/// A sub-user as the sub-user list answers it.
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-pub struct Subuser {
-    /// Id.
-    pub id: i64,
-    /// Allowed to log in.
-    pub activated: bool,
-    /// E-mail login.
-    pub login: String,
-    /// First name.
-    pub first_name: String,
-    /// Middle name.
-    pub middle_name: String,
-    /// Last name.
-    pub last_name: String,
-    /// Legal type.
-    pub legal_type: String,
-    /// Phone.
-    pub phone: String,
-    /// Security group; `None` is the default group without rights.
-    pub security_group_id: Option<i64>,
-    /// When the sub-user was created (UTC).
-    #[serde(skip)]
-    pub created_at: DateTime<Utc>,
 }
 
 impl Store {
@@ -219,33 +192,6 @@ impl Store {
         Ok(held.is_some())
     }
 
-    /// The sub-users of a master user.
-    pub async fn list_subusers(&self, master: UserId) -> Result<Vec<Subuser>> {
-        let rows = sqlx::query(
-            "SELECT id, activated, login, first_name, middle_name, last_name, legal_type, phone, \
-             security_group_id, created_at FROM users WHERE master_user_id = $1 AND deleted = FALSE ORDER BY id",
-        )
-        .bind(master.0)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Subuser {
-                    id: r.try_get("id")?,
-                    activated: r.try_get("activated")?,
-                    login: r.try_get("login")?,
-                    first_name: r.try_get("first_name")?,
-                    middle_name: r.try_get("middle_name")?,
-                    last_name: r.try_get("last_name")?,
-                    legal_type: r.try_get("legal_type")?,
-                    phone: r.try_get("phone")?,
-                    security_group_id: r.try_get("security_group_id")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect()
-    }
-
     /// Sets whether a user may log in; takes effect on the next call of its credentials.
     pub async fn set_user_activated(&self, user: UserId, activated: bool) -> Result<()> {
         let done = sqlx::query("UPDATE users SET activated = $1 WHERE id = $2")
@@ -355,7 +301,7 @@ impl Store {
     }
 }
 
-fn unique_login(err: sqlx::Error, login: &str) -> Error {
+pub(crate) fn unique_login(err: sqlx::Error, login: &str) -> Error {
     match &err {
         sqlx::Error::Database(db) if db.is_unique_violation() => Error::LoginInUse {
             login: login.to_owned(),

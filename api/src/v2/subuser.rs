@@ -1,12 +1,13 @@
 //! `/v2/subuser/*`: right `admin` and plan feature `multilevel_access` on all trackers.
 
 use platform::{Feature, Right, UserAuth};
-use schemas::ErrorCode;
+use schemas::{ErrorCode, TrackerId};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::answer::{Done, Success};
 use crate::route::{FeatureScope, NoParams, Params, Route, User};
+use crate::v2::records::Created;
 use crate::{ApiResult, AppState, time};
 
 /// Every sub-user and security group call: right `admin` (master users
@@ -21,6 +22,24 @@ pub(super) fn routes() -> Vec<Route> {
             "Every sub-user of the account. Needs the right `admin` and the plan feature \
              `multilevel_access` on every tracker of the account.",
         ),
+        Route::new("/v2/subuser/register", SUBUSER_CALLS, register)
+            .doc(
+                "Register a sub-user",
+                "A new sub-user of the account with its password (6 to 20 characters); it sees no \
+                 trackers until `subuser/update` gives it some. Answers its id.",
+            )
+            .errors(&[ErrorCode::NotFoundInDatabase, ErrorCode::LoginAlreadyInUse]),
+        Route::new("/v2/subuser/update", SUBUSER_CALLS, update)
+            .doc(
+                "Update a sub-user",
+                "Replaces the profile and security group of the sub-user `user.id`, and its tracker \
+                 scope when `tracker_ids` is given (trackers of the account only, else 217).",
+            )
+            .errors(&[
+                ErrorCode::NotFoundInDatabase,
+                ErrorCode::LoginAlreadyInUse,
+                ErrorCode::NonexistentEntitiesInList,
+            ]),
         Route::new("/v2/subuser/delete", SUBUSER_CALLS, delete)
             .doc(
                 "Delete a sub-user",
@@ -36,6 +55,51 @@ pub(super) fn routes() -> Vec<Route> {
             )
             .errors(&[ErrorCode::NotFoundInDatabase, ErrorCode::UserNotActivated]),
     ]
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+struct RegisterParams {
+    /// The sub-user (`id` ignored).
+    user: platform::Subuser,
+    /// Its password: 6 to 20 printable characters (a number is taken as its decimal text).
+    #[schema(min_length = 6, max_length = 20)]
+    password: String,
+}
+
+impl Params for RegisterParams {}
+
+async fn register(
+    state: AppState,
+    caller: UserAuth,
+    p: RegisterParams,
+) -> ApiResult<Success<Created>> {
+    let id = state
+        .store()
+        .register_subuser(caller.master_id, p.user, &p.password)
+        .await?;
+    Ok(Success(Created { id: id.0 }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+struct UpdateParams {
+    /// The sub-user (`id` required).
+    user: platform::Subuser,
+    /// The trackers it may see (its scope); unchanged when absent.
+    #[serde(default)]
+    tracker_ids: Option<Vec<i64>>,
+}
+
+impl Params for UpdateParams {}
+
+async fn update(state: AppState, caller: UserAuth, p: UpdateParams) -> ApiResult<Success<Done>> {
+    let trackers: Option<Vec<TrackerId>> = p
+        .tracker_ids
+        .map(|ids| ids.into_iter().map(TrackerId).collect());
+    state
+        .store()
+        .update_subuser(caller.master_id, p.user, trackers.as_deref())
+        .await?;
+    Ok(Success::done())
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
