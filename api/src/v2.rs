@@ -7,6 +7,7 @@ mod records;
 mod security_group;
 mod subuser;
 mod user;
+mod vehicle;
 
 use crate::route::Route;
 
@@ -19,6 +20,7 @@ pub(crate) fn routes() -> Vec<Route> {
         garage::routes(),
         department::routes(),
         security_group::routes(),
+        vehicle::routes(),
     ]
     .into_iter()
     .flatten()

@@ -22,6 +22,22 @@ pub enum Error {
         /// Its id or key, as given.
         id: String,
     },
+    /// The vehicle's tracker cannot change while it has open service tasks (261).
+    #[error("vehicle {vehicle_id} has {tasks} open service tasks")]
+    OpenServiceTasks {
+        /// The vehicle.
+        vehicle_id: i64,
+        /// Its open tasks.
+        tasks: i64,
+    },
+    /// A list asked for more rows than a page holds (212).
+    #[error("limit {limit} is above the maximum of {max}")]
+    LimitTooBig {
+        /// The limit asked for.
+        limit: i64,
+        /// The most a page holds.
+        max: i64,
+    },
     /// A list names records that do not exist for the caller (217).
     #[error("no {entity} {ids:?} in the account")]
     NonexistentEntities {
@@ -142,6 +158,8 @@ impl HasCode for Error {
             Self::NotFound { .. } => ErrorCode::NotFoundInDatabase,
             Self::NotCallers { .. } => ErrorCode::EntityNotFound,
             Self::NonexistentEntities { .. } => ErrorCode::NonexistentEntitiesInList,
+            Self::LimitTooBig { .. } => ErrorCode::LimitTooBig,
+            Self::OpenServiceTasks { .. } => ErrorCode::EntityHasExternalLinks,
             Self::TrackerBlocked { .. } => ErrorCode::DeviceBlocked,
             Self::LoginInUse { .. } => ErrorCode::LoginAlreadyInUse,
             Self::DeviceIdInUse { .. } => ErrorCode::DeviceIdAlreadyInUse,

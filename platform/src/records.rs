@@ -9,13 +9,18 @@ pub(crate) fn required_id(field: &'static str, id: Option<i64>) -> Result<i64> {
     id.ok_or_else(|| Error::invalid(field, "is required"))
 }
 
+/// 201: the account has no `entity` with this id.
+pub(crate) fn not_found(entity: &'static str, id: i64) -> Error {
+    Error::NotFound {
+        entity,
+        id: id.to_string(),
+    }
+}
+
 /// Ok when a statement changed the one record `id` of the account; 201 when it changed none.
 pub(crate) fn one_changed(rows: u64, entity: &'static str, id: i64) -> Result<()> {
     if rows == 0 {
-        return Err(Error::NotFound {
-            entity,
-            id: id.to_string(),
-        });
+        return Err(not_found(entity, id));
     }
     Ok(())
 }

@@ -276,7 +276,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         match activated {
-            None => crate::records::one_changed(0, "sub-user", subuser)?,
+            None => return Err(crate::records::not_found("sub-user", subuser)),
             Some(false) => return Err(Error::UserNotActivated),
             Some(true) => {}
         }

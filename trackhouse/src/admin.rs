@@ -57,6 +57,29 @@ enum AdminCommand {
     /// Tokens for device data intake.
     #[command(subcommand, name = "ingest-token")]
     IngestToken(IngestTokenCommand),
+    /// Service tasks of vehicles (the maintenance module's records; while a
+    /// vehicle has open ones, `vehicle/update` cannot change its tracker: 261).
+    #[command(subcommand, name = "service-task")]
+    ServiceTask(ServiceTaskCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ServiceTaskCommand {
+    /// Open a service task of a vehicle → `{"task_id":N,"vehicle_id":N}`.
+    Create {
+        /// The vehicle.
+        #[arg(long)]
+        vehicle_id: i64,
+        /// What is to be done (1 to 255 characters).
+        #[arg(long)]
+        description: String,
+    },
+    /// Close a service task → `{"task_id":N,"closed":true}`.
+    Close {
+        /// The task.
+        #[arg(long)]
+        task_id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -512,6 +535,17 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
         }
         AdminCommand::IngestToken(IngestTokenCommand::List) => {
             json!({"tokens": store.list_ingest_tokens().await?})
+        }
+        AdminCommand::ServiceTask(ServiceTaskCommand::Create {
+            vehicle_id,
+            description,
+        }) => {
+            let task_id = store.create_service_task(vehicle_id, &description).await?;
+            json!({"task_id": task_id, "vehicle_id": vehicle_id})
+        }
+        AdminCommand::ServiceTask(ServiceTaskCommand::Close { task_id }) => {
+            store.close_service_task(task_id).await?;
+            json!({"task_id": task_id, "closed": true})
         }
         AdminCommand::IngestToken(IngestTokenCommand::Revoke { token_id }) => {
             json!(

@@ -389,6 +389,46 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
             .await?;
     }
     let api_key = store.create_api_key(owner, "demo integration").await?;
+    // The owner, as the demo API key authenticates it.
+    let caller = store.authenticate_user(&api_key.hash).await?;
+    for (tracker, (label, model, reg_number, vehicle_type, subtype)) in trackers.iter().zip([
+        (
+            "Tanker 12",
+            "Volvo FH16",
+            "123ABC02",
+            platform::VehicleType::Truck,
+            "tanker",
+        ),
+        (
+            "Van 7",
+            "Ford Transit",
+            "456DEF02",
+            platform::VehicleType::Car,
+            "minivan",
+        ),
+        (
+            "Bus 3",
+            "MAN Lion's City",
+            "789GHI02",
+            platform::VehicleType::Bus,
+            "city",
+        ),
+    ]) {
+        store
+            .create_vehicle(
+                &caller,
+                platform::Vehicle {
+                    tracker_id: (!tracker.blocked).then_some(tracker.tracker_id),
+                    label: label.to_owned(),
+                    model: model.to_owned(),
+                    reg_number: reg_number.to_owned(),
+                    subtype: Some(subtype.to_owned()),
+                    ..platform::Vehicle::new(label, vehicle_type)
+                },
+                true,
+            )
+            .await?;
+    }
     let (_, ingest_token) = store.create_ingest_token("demo devices", true).await?;
     Ok(DemoAccounts {
         dealer: DemoDealer {
@@ -481,6 +521,10 @@ curl -s {base}/v2/subuser/list -H 'Authorization: NVX {api_key}'
 curl -s {base}/v2/garage/create -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"garage":{{"location":{{"lat":43.2389,"lng":76.8897,"address":"Almaty, Tole Bi 59","radius":200}},"organization_name":"West depot","mechanic_name":"Daniyar","dispatcher_name":null}}}}'
 curl -s {base}/v2/garage/list -H 'Authorization: NVX {api_key}'
 curl -s {base}/v2/department/list -H 'Authorization: NVX {api_key}'
+
+# Vehicles sorted by label from Z to A, two per page; then those whose label, plate or VIN holds "02":
+curl -s {base}/v2/vehicle/list -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"sort":["label=desc"],"limit":2}}'
+curl -s {base}/v2/vehicle/list -H 'Authorization: NVX {api_key}' -d 'filter=02'
 
 # Dealer panel: log in (the login is the dealer id), then read dealer info:
 PANEL=$(curl -s {base}/v2/panel/account/auth -d 'login={panel_login}' -d 'password={panel_password}' | {hash_of}); echo "$PANEL"

@@ -26,5 +26,6 @@ mod server;
 mod slow_clients;
 mod subusers;
 mod user_auth;
+mod vehicles;
 
 pub(crate) use server::{Account, Answer, TestServer};

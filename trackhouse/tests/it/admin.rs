@@ -440,3 +440,37 @@ fn an_unusable_data_dir_is_a_database_error() {
     );
     assert_eq!(code(&error), 1, "{error}");
 }
+
+#[test]
+fn service_task_commands_name_what_does_not_exist() {
+    // The success path (open, 261, close) is `api/tests/it/vehicles.rs`,
+    // through the same store functions: a vehicle needs the API to exist.
+    let dir = TempDir::new().unwrap();
+    let dir = dir.path();
+    let missing = admin_error(
+        dir,
+        &[
+            "service-task",
+            "create",
+            "--vehicle-id",
+            "999",
+            "--description",
+            "Oil",
+        ],
+    );
+    assert_eq!(code(&missing), 201, "{missing}");
+    let blank = admin_error(
+        dir,
+        &[
+            "service-task",
+            "create",
+            "--vehicle-id",
+            "1",
+            "--description",
+            " ",
+        ],
+    );
+    assert_eq!(code(&blank), 7, "{blank}");
+    let closed = admin_error(dir, &["service-task", "close", "--task-id", "999"]);
+    assert_eq!(code(&closed), 201, "{closed}");
+}

@@ -182,6 +182,22 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
                     assert!(output.contains(depot), "{depot}: {context}");
                 }
                 named += 1;
+            } else if command.contains("/v2/vehicle/list") && command.contains("label=desc") {
+                let labels: Vec<&str> = answer["list"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|v| v["label"].as_str()).collect())
+                    .unwrap_or_default();
+                assert_eq!(labels, ["Van 7", "Tanker 12"], "{context}");
+                named += 1;
+            } else if command.contains("/v2/vehicle/list") {
+                // Every demo plate ends in 02.
+                assert_eq!(
+                    answer["list"].as_array().map(Vec::len),
+                    Some(3),
+                    "{context}"
+                );
+                assert!(output.contains("\"tracker_label\""), "{context}");
+                named += 1;
             } else if command.contains("/v2/department/list") {
                 let labels: Vec<&str> = answer["list"]
                     .as_array()
@@ -284,9 +300,9 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
     // HASH, PANEL, admin, two key lists, sub-users, garage create and list,
-    // department list, dealer info, key delete, intake, import, raw data read
+    // department list, two vehicle lists, dealer info, key delete, intake, import, raw data read
     // and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 17);
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 19);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -306,5 +322,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 17);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 19);
 }

@@ -1,0 +1,220 @@
+//! What every list call shares (clarification 31): sort items
+//! `"<property>=asc|desc"`, a case-insensitive substring filter, and
+//! `limit`/`offset` paging, turned into SQL by one set of rules.
+
+use std::borrow::Cow;
+
+use crate::{Error, Result};
+
+/// Rows a list answers at most, and when no `limit` is given.
+pub const MAX_LIST_LIMIT: u32 = 10_000;
+
+/// A list request: sort items, filter and page, as the caller sent them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// `"<property>=asc"` or `"<property>=desc"` items, most significant first.
+    pub sort: Vec<String>,
+    /// A case-insensitive substring; blank is none.
+    pub filter: Option<String>,
+    /// Rows to answer at most ([`MAX_LIST_LIMIT`] when absent).
+    pub limit: Option<i64>,
+    /// Rows to skip.
+    pub offset: Option<i64>,
+}
+
+/// What one kind of list allows.
+#[derive(Debug)]
+pub(crate) struct ListRules {
+    /// Sort items at most.
+    pub(crate) max_sort_items: usize,
+    /// Filter characters at most.
+    pub(crate) max_filter_chars: usize,
+    /// Each sortable property and the SQL expression it sorts by.
+    pub(crate) properties: &'static [(&'static str, &'static str)],
+    /// The SQL expression that breaks ties (the record's id).
+    pub(crate) tie_breaker: &'static str,
+}
+
+/// A list request checked against its [`ListRules`]: SQL pieces to splice
+/// (from the rules' constants only) and values to bind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CheckedList {
+    /// `ORDER BY` items, the tie breaker last.
+    pub(crate) order_by: String,
+    /// The `LIKE` pattern of the filter (lower-cased, `\` escaping `%`, `_`
+    /// and itself), to match against a lower-cased search column.
+    pub(crate) pattern: Option<String>,
+    /// Rows to answer.
+    pub(crate) limit: i64,
+    /// Rows to skip.
+    pub(crate) offset: i64,
+}
+
+impl ListQuery {
+    /// The request as SQL pieces, or 7 naming `sort`, `filter`, `offset`,
+    /// or 212 for a `limit` above [`MAX_LIST_LIMIT`].
+    pub(crate) fn checked(&self, rules: &ListRules) -> Result<CheckedList> {
+        if self.sort.len() > rules.max_sort_items {
+            return Err(Error::invalid(
+                "sort",
+                format!(
+                    "at most {} items, got {}",
+                    rules.max_sort_items,
+                    self.sort.len()
+                ),
+            ));
+        }
+        let mut order_by = Vec::with_capacity(self.sort.len() + 1);
+        for (i, item) in self.sort.iter().enumerate() {
+            let field = || Cow::Owned(format!("sort[{i}]"));
+            let (property, direction) = item.trim().split_once('=').ok_or_else(|| {
+                Error::invalid(field(), "must be `<property>=asc` or `<property>=desc`")
+            })?;
+            let descending = match direction.trim() {
+                "asc" => false,
+                "desc" => true,
+                other => {
+                    return Err(Error::invalid(
+                        field(),
+                        format!("direction {other:?} is not asc or desc"),
+                    ));
+                }
+            };
+            let (_, expression) = rules
+                .properties
+                .iter()
+                .find(|(name, _)| *name == property.trim())
+                .ok_or_else(|| {
+                    let names: Vec<&str> = rules.properties.iter().map(|(n, _)| *n).collect();
+                    Error::invalid(
+                        field(),
+                        format!("{property:?} is not one of {}", names.join(", ")),
+                    )
+                })?;
+            order_by.push(format!(
+                "{expression} {}",
+                if descending { "DESC" } else { "ASC" }
+            ));
+        }
+        order_by.push(format!("{} ASC", rules.tie_breaker));
+
+        let filter = self.filter.as_deref().map(str::trim).unwrap_or_default();
+        let chars = filter.chars().count();
+        if chars > rules.max_filter_chars {
+            return Err(Error::invalid(
+                "filter",
+                format!("at most {} characters, got {chars}", rules.max_filter_chars),
+            ));
+        }
+        let pattern = (!filter.is_empty()).then(|| {
+            let mut pattern = String::from("%");
+            for c in filter.to_lowercase().chars() {
+                if matches!(c, '%' | '_' | '\\') {
+                    pattern.push('\\');
+                }
+                pattern.push(c);
+            }
+            pattern.push('%');
+            pattern
+        });
+
+        let limit = self.limit.unwrap_or(i64::from(MAX_LIST_LIMIT));
+        if limit < 0 {
+            return Err(Error::invalid("limit", "must be 0 or more"));
+        }
+        if limit > i64::from(MAX_LIST_LIMIT) {
+            return Err(Error::LimitTooBig {
+                limit,
+                max: i64::from(MAX_LIST_LIMIT),
+            });
+        }
+        let offset = self.offset.unwrap_or(0);
+        if offset < 0 {
+            return Err(Error::invalid("offset", "must be 0 or more"));
+        }
+        Ok(CheckedList {
+            order_by: order_by.join(", "),
+            pattern,
+            limit,
+            offset,
+        })
+    }
+}
+
+/// Text lower-cased for a search column (Unicode, as filters are).
+pub(crate) fn search_text(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| p.to_lowercase())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULES: ListRules = ListRules {
+        max_sort_items: 2,
+        max_filter_chars: 5,
+        properties: &[("label", "v.label"), ("id", "v.id")],
+        tie_breaker: "v.id",
+    };
+
+    fn query(sort: &[&str], filter: Option<&str>) -> ListQuery {
+        ListQuery {
+            sort: sort.iter().map(|s| (*s).to_owned()).collect(),
+            filter: filter.map(str::to_owned),
+            ..ListQuery::default()
+        }
+    }
+
+    #[test]
+    fn sort_items_become_order_by_with_the_id_last() {
+        let checked = query(&["label=desc", " id=asc "], None)
+            .checked(&RULES)
+            .unwrap();
+        assert_eq!(checked.order_by, "v.label DESC, v.id ASC, v.id ASC");
+        assert_eq!(
+            query(&[], None).checked(&RULES).unwrap().order_by,
+            "v.id ASC"
+        );
+        for bad in [
+            &["label"][..],
+            &["label=up"],
+            &["colour=asc"],
+            &["label=asc", "id=asc", "id=desc"],
+        ] {
+            assert!(query(bad, None).checked(&RULES).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn filters_are_lower_cased_escaped_substrings_and_blank_is_none() {
+        let pattern = |f: &str| query(&[], Some(f)).checked(&RULES).map(|c| c.pattern);
+        assert_eq!(pattern("ÄB_%").unwrap().as_deref(), Some("%äb\\_\\%%"));
+        assert_eq!(pattern("   ").unwrap(), None);
+        assert!(pattern("abcde").is_ok());
+        assert!(pattern("abcdef").is_err());
+    }
+
+    #[test]
+    fn limits_beyond_the_maximum_are_212_and_negatives_are_7() {
+        let page = |limit: Option<i64>, offset: Option<i64>| {
+            ListQuery {
+                limit,
+                offset,
+                ..ListQuery::default()
+            }
+            .checked(&RULES)
+        };
+        assert_eq!(page(None, None).unwrap().limit, 10_000);
+        assert!(page(Some(10_000), Some(5)).is_ok());
+        assert!(matches!(
+            page(Some(10_001), None),
+            Err(Error::LimitTooBig { .. })
+        ));
+        assert!(page(Some(-1), None).is_err());
+        assert!(page(None, Some(-1)).is_err());
+    }
+}
