@@ -4,6 +4,7 @@ mod api_key;
 mod department;
 mod garage;
 mod records;
+mod retranslator;
 mod security_group;
 mod subuser;
 mod user;
@@ -21,6 +22,7 @@ pub(crate) fn routes() -> Vec<Route> {
         department::routes(),
         security_group::routes(),
         vehicle::routes(),
+        retranslator::routes(),
     ]
     .into_iter()
     .flatten()

@@ -30,6 +30,14 @@ pub enum Error {
         /// Its open tasks.
         tasks: i64,
     },
+    /// A retranslator with the same address, port and login exists (247).
+    #[error("a retranslator to {address}:{port} with this login exists")]
+    SameTarget {
+        /// The address.
+        address: String,
+        /// The port.
+        port: i64,
+    },
     /// A list asked for more rows than a page holds (212).
     #[error("limit {limit} is above the maximum of {max}")]
     LimitTooBig {
@@ -160,6 +168,7 @@ impl HasCode for Error {
             Self::NonexistentEntities { .. } => ErrorCode::NonexistentEntitiesInList,
             Self::LimitTooBig { .. } => ErrorCode::LimitTooBig,
             Self::OpenServiceTasks { .. } => ErrorCode::EntityHasExternalLinks,
+            Self::SameTarget { .. } => ErrorCode::EntityAlreadyExists,
             Self::TrackerBlocked { .. } => ErrorCode::DeviceBlocked,
             Self::LoginInUse { .. } => ErrorCode::LoginAlreadyInUse,
             Self::DeviceIdInUse { .. } => ErrorCode::DeviceIdAlreadyInUse,

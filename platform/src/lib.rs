@@ -26,6 +26,7 @@ mod listing;
 mod location;
 mod model;
 mod records;
+mod retranslators;
 mod secret;
 mod security_groups;
 mod store;
@@ -45,6 +46,9 @@ pub use ingest_tokens::{IngestToken, IngestTokenInfo};
 pub use listing::{ListQuery, MAX_LIST_LIMIT};
 pub use location::Location;
 pub use model::{BlockStatus, ContractType, LegalType, StorePeriod};
+pub use retranslators::{
+    DEFAULT_RETRANSLATOR_QUOTA, RETRANSLATOR_PROTOCOLS, Retranslator, RetranslatorProtocol,
+};
 pub use secret::Secret;
 pub use security_groups::{MAX_SECURITY_GROUP_LABEL_CHARS, SecurityGroup};
 pub use store::{Store, StoreConfig};

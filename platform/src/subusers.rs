@@ -13,7 +13,7 @@ use crate::{Error, LegalType, Result, Store, check_login, records, trimmed_text}
 
 /// A sub-user: the panel user's shape without `dealer_id`, `verified` and
 /// the read-only members (spec document 3). Texts are trimmed and
-/// printable; [`Subuser::checked`] states each limit.
+/// printable; `docs/decisions.md` 81 states each limit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Subuser {
     /// The sub-user's id: answered by `list`, required by `update`, ignored by `register`.

@@ -57,10 +57,26 @@ enum AdminCommand {
     /// Tokens for device data intake.
     #[command(subcommand, name = "ingest-token")]
     IngestToken(IngestTokenCommand),
+    /// Retranslator quotas of users.
+    #[command(subcommand)]
+    Retranslator(RetranslatorCommand),
     /// Service tasks of vehicles (the maintenance module's records; while a
     /// vehicle has open ones, `vehicle/update` cannot change its tracker: 261).
     #[command(subcommand, name = "service-task")]
     ServiceTask(ServiceTaskCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum RetranslatorCommand {
+    /// Set how many retranslators a master user may hold → `{"user_id":N,"retranslator_quota":N}`.
+    Quota {
+        /// The master user.
+        #[arg(long)]
+        user_id: i64,
+        /// The quota (omit to return to the default of 10).
+        #[arg(long)]
+        max: Option<u32>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -535,6 +551,11 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
         }
         AdminCommand::IngestToken(IngestTokenCommand::List) => {
             json!({"tokens": store.list_ingest_tokens().await?})
+        }
+        AdminCommand::Retranslator(RetranslatorCommand::Quota { user_id, max }) => {
+            store.set_retranslator_quota(UserId(user_id), max).await?;
+            let quota = store.retranslator_quota(UserId(user_id)).await?;
+            json!({"user_id": user_id, "retranslator_quota": quota})
         }
         AdminCommand::ServiceTask(ServiceTaskCommand::Create {
             vehicle_id,

@@ -21,6 +21,7 @@ mod raw_data;
 mod raw_data_snapshots;
 mod read_limits;
 mod resampling;
+mod retranslators;
 mod security_groups;
 mod server;
 mod slow_clients;

@@ -474,3 +474,61 @@ fn service_task_commands_name_what_does_not_exist() {
     let closed = admin_error(dir, &["service-task", "close", "--task-id", "999"]);
     assert_eq!(code(&closed), 201, "{closed}");
 }
+
+#[test]
+fn the_retranslator_quota_is_set_per_master_user() {
+    let dir = TempDir::new().unwrap();
+    let dir = dir.path();
+    let dealer = admin(
+        dir,
+        &[
+            "dealer",
+            "create",
+            "--title",
+            "Q",
+            "--panel-password",
+            "secret123",
+        ],
+    )["dealer_id"]
+        .to_string();
+    let user = admin(
+        dir,
+        &[
+            "user",
+            "create",
+            "--dealer-id",
+            &dealer,
+            "--login",
+            "q@example.com",
+            "--password",
+            "pw",
+        ],
+    )["user_id"]
+        .as_i64()
+        .unwrap();
+    let user_arg = user.to_string();
+    assert_eq!(
+        admin(
+            dir,
+            &[
+                "retranslator",
+                "quota",
+                "--user-id",
+                &user_arg,
+                "--max",
+                "25"
+            ]
+        ),
+        json!({"user_id": user, "retranslator_quota": 25})
+    );
+    assert_eq!(
+        admin(dir, &["retranslator", "quota", "--user-id", &user_arg]),
+        json!({"user_id": user, "retranslator_quota": 10}),
+        "back to the default"
+    );
+    let missing = admin_error(
+        dir,
+        &["retranslator", "quota", "--user-id", "999", "--max", "1"],
+    );
+    assert_eq!(code(&missing), 201, "{missing}");
+}
