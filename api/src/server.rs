@@ -59,6 +59,11 @@ pub struct ApiConfig {
     pub max_inner_entries: usize,
     /// How old an intake line's `msg_time` may be, in days; older: code 7.
     pub max_message_age_days: u32,
+    /// Plugins available to users with none enabled for them or their
+    /// dealer (`plugin/list`; 29 is billing).
+    pub default_plugins: Vec<i64>,
+    /// The base of a bill's `link` (the bill's id is appended).
+    pub billing_orders_base_url: String,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -85,6 +90,8 @@ impl Default for ApiConfig {
             max_reads_per_user: 4,
             max_inner_entries: ingest::intake::DEFAULT_MAX_INNER_ENTRIES,
             max_message_age_days: ingest::intake::DEFAULT_MAX_MESSAGE_AGE_DAYS,
+            default_plugins: vec![1, 2],
+            billing_orders_base_url: String::new(),
         }
     }
 }

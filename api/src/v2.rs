@@ -1,8 +1,10 @@
 //! Account calls of the main interface (`/v2`, spec documents 1 and 3).
 
 mod api_key;
+mod bill;
 mod department;
 mod garage;
+mod plugin;
 mod records;
 mod retranslator;
 mod security_group;
@@ -23,6 +25,8 @@ pub(crate) fn routes() -> Vec<Route> {
         security_group::routes(),
         vehicle::routes(),
         retranslator::routes(),
+        bill::routes(),
+        plugin::routes(),
     ]
     .into_iter()
     .flatten()

@@ -38,6 +38,12 @@ pub enum Error {
         /// The port.
         port: i64,
     },
+    /// A plugin the call needs is not available to the account (222).
+    #[error("plugin {plugin} is not available to the account")]
+    PluginUnavailable {
+        /// The plugin.
+        plugin: i64,
+    },
     /// A list asked for more rows than a page holds (212).
     #[error("limit {limit} is above the maximum of {max}")]
     LimitTooBig {
@@ -169,6 +175,7 @@ impl HasCode for Error {
             Self::LimitTooBig { .. } => ErrorCode::LimitTooBig,
             Self::OpenServiceTasks { .. } => ErrorCode::EntityHasExternalLinks,
             Self::SameTarget { .. } => ErrorCode::EntityAlreadyExists,
+            Self::PluginUnavailable { .. } => ErrorCode::PluginNotFound,
             Self::TrackerBlocked { .. } => ErrorCode::DeviceBlocked,
             Self::LoginInUse { .. } => ErrorCode::LoginAlreadyInUse,
             Self::DeviceIdInUse { .. } => ErrorCode::DeviceIdAlreadyInUse,

@@ -16,6 +16,7 @@
 //! This crate does not own HTTP (`api`), nor telemetry (`ingest`, `query`).
 
 mod access;
+mod bills;
 mod credentials;
 mod dealers;
 mod departments;
@@ -25,6 +26,7 @@ mod ingest_tokens;
 mod listing;
 mod location;
 mod model;
+mod plugins;
 mod records;
 mod retranslators;
 mod secret;
@@ -37,6 +39,7 @@ mod validate;
 mod vehicles;
 
 pub use access::{Feature, Permission, Right};
+pub use bills::Bill;
 pub use credentials::{ApiKey, CredentialKind, PanelAuth, UserAuth};
 pub use dealers::{DealerInfo, NewDealer};
 pub use departments::{Department, MAX_DEPARTMENT_LABEL_CHARS};
@@ -46,6 +49,7 @@ pub use ingest_tokens::{IngestToken, IngestTokenInfo};
 pub use listing::{ListQuery, MAX_LIST_LIMIT};
 pub use location::Location;
 pub use model::{BlockStatus, ContractType, LegalType, StorePeriod};
+pub use plugins::{BILLING_PLUGIN, Plugin, PluginFilter, PluginOwner};
 pub use retranslators::{
     DEFAULT_RETRANSLATOR_QUOTA, RETRANSLATOR_PROTOCOLS, Retranslator, RetranslatorProtocol,
 };

@@ -57,6 +57,9 @@ enum AdminCommand {
     /// Tokens for device data intake.
     #[command(subcommand, name = "ingest-token")]
     IngestToken(IngestTokenCommand),
+    /// Plugins enabled for a master user or a dealer (`plugin/list`; 29 is billing).
+    #[command(subcommand)]
+    Plugin(PluginCommand),
     /// Retranslator quotas of users.
     #[command(subcommand)]
     Retranslator(RetranslatorCommand),
@@ -64,6 +67,27 @@ enum AdminCommand {
     /// vehicle has open ones, `vehicle/update` cannot change its tracker: 261).
     #[command(subcommand, name = "service-task")]
     ServiceTask(ServiceTaskCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum PluginCommand {
+    /// Enable a plugin for a master user or a dealer → `{"plugin_id":N,"user_id"|"dealer_id":N,"enabled":true}`.
+    Enable(PluginTarget),
+    /// Disable it → `{..., "enabled":false}`.
+    Disable(PluginTarget),
+}
+
+#[derive(Debug, clap::Args)]
+struct PluginTarget {
+    /// The plugin.
+    #[arg(long)]
+    plugin_id: i64,
+    /// For this master user.
+    #[arg(long, conflicts_with = "dealer_id", required_unless_present = "dealer_id")]
+    user_id: Option<i64>,
+    /// For this dealer's users (those without plugins of their own).
+    #[arg(long)]
+    dealer_id: Option<i64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -551,6 +575,27 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
         }
         AdminCommand::IngestToken(IngestTokenCommand::List) => {
             json!({"tokens": store.list_ingest_tokens().await?})
+        }
+        AdminCommand::Plugin(command) => {
+            let (target, enabled) = match command {
+                PluginCommand::Enable(target) => (target, true),
+                PluginCommand::Disable(target) => (target, false),
+            };
+            let (owner, answer) = match (target.user_id, target.dealer_id) {
+                (Some(user), _) => (
+                    platform::PluginOwner::User(UserId(user)),
+                    json!({"plugin_id": target.plugin_id, "user_id": user, "enabled": enabled}),
+                ),
+                (None, dealer) => {
+                    let dealer = dealer.unwrap_or_default();
+                    (
+                        platform::PluginOwner::Dealer(schemas::DealerId(dealer)),
+                        json!({"plugin_id": target.plugin_id, "dealer_id": dealer, "enabled": enabled}),
+                    )
+                }
+            };
+            store.set_plugin(owner, target.plugin_id, enabled).await?;
+            answer
         }
         AdminCommand::Retranslator(RetranslatorCommand::Quota { user_id, max }) => {
             store.set_retranslator_quota(UserId(user_id), max).await?;

@@ -94,6 +94,14 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub(crate) raw_data_max_columns: usize,
 
+    /// Plugins available to users with none enabled for them or their dealer (comma-separated ids; 29 is billing).
+    #[arg(long, env = "TRACKHOUSE_DEFAULT_PLUGINS", value_delimiter = ',', default_values_t = [1_i64, 2])]
+    pub(crate) default_plugins: Vec<i64>,
+
+    /// The base of a bill's `link`: the bill's id is appended (e.g. https://billing.example/orders/).
+    #[arg(long, env = "TRACKHOUSE_BILLING_ORDERS_BASE_URL", default_value = "")]
+    pub(crate) billing_orders_base_url: String,
+
     /// Raw data exports and fuel resamplings running at once in all; more: HTTP 503, code 8, Retry-After.
     #[arg(long, env = "TRACKHOUSE_MAX_READS", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
@@ -277,6 +285,8 @@ impl ServerArgs {
             max_reads_per_user: self.max_reads_per_user,
             max_inner_entries: self.max_inner_entries,
             max_message_age_days: self.max_message_age_days,
+            default_plugins: self.default_plugins.clone(),
+            billing_orders_base_url: self.billing_orders_base_url.clone(),
             ..ApiConfig::default()
         }
     }

@@ -6,6 +6,7 @@
 
 mod access;
 mod api_keys;
+mod bills;
 mod clickhouse_current;
 mod clickhouse_outage;
 mod conventions;
@@ -16,6 +17,7 @@ mod intake;
 mod intake_limits;
 mod openapi;
 mod panel;
+mod plugins;
 mod rate_limits;
 mod raw_data;
 mod raw_data_snapshots;

@@ -532,3 +532,88 @@ fn the_retranslator_quota_is_set_per_master_user() {
     );
     assert_eq!(code(&missing), 201, "{missing}");
 }
+
+#[test]
+fn plugins_are_enabled_for_a_user_or_a_dealer() {
+    let dir = TempDir::new().unwrap();
+    let dir = dir.path();
+    let dealer = admin(
+        dir,
+        &[
+            "dealer",
+            "create",
+            "--title",
+            "P",
+            "--panel-password",
+            "secret123",
+        ],
+    )["dealer_id"]
+        .as_i64()
+        .unwrap();
+    let dealer_arg = dealer.to_string();
+    let user = admin(
+        dir,
+        &[
+            "user",
+            "create",
+            "--dealer-id",
+            &dealer_arg,
+            "--login",
+            "p@example.com",
+            "--password",
+            "pw",
+        ],
+    )["user_id"]
+        .as_i64()
+        .unwrap();
+    let user_arg = user.to_string();
+    assert_eq!(
+        admin(
+            dir,
+            &[
+                "plugin",
+                "enable",
+                "--plugin-id",
+                "29",
+                "--user-id",
+                &user_arg
+            ]
+        ),
+        json!({"plugin_id": 29, "user_id": user, "enabled": true})
+    );
+    assert_eq!(
+        admin(
+            dir,
+            &[
+                "plugin",
+                "disable",
+                "--plugin-id",
+                "29",
+                "--dealer-id",
+                &dealer_arg
+            ]
+        ),
+        json!({"plugin_id": 29, "dealer_id": dealer, "enabled": false})
+    );
+    for bad in [
+        vec![
+            "plugin",
+            "enable",
+            "--plugin-id",
+            "999",
+            "--user-id",
+            user_arg.as_str(),
+        ],
+        vec![
+            "plugin",
+            "enable",
+            "--plugin-id",
+            "29",
+            "--dealer-id",
+            "999",
+        ],
+    ] {
+        let error = admin_error(dir, &bad);
+        assert_eq!(code(&error), 201, "{bad:?}: {error}");
+    }
+}
