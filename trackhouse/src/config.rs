@@ -98,7 +98,7 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_DEFAULT_PLUGINS", value_delimiter = ',', default_values_t = [1_i64, 2])]
     pub(crate) default_plugins: Vec<i64>,
 
-    /// The base of a bill's `link`: the bill's id is appended (e.g. https://billing.example/orders/).
+    /// The base of a bill's `link`: the bill's id is appended (e.g. `https://billing.example/orders/`).
     #[arg(long, env = "TRACKHOUSE_BILLING_ORDERS_BASE_URL", default_value = "")]
     pub(crate) billing_orders_base_url: String,
 
