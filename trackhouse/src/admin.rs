@@ -83,7 +83,11 @@ struct PluginTarget {
     #[arg(long)]
     plugin_id: i64,
     /// For this master user.
-    #[arg(long, conflicts_with = "dealer_id", required_unless_present = "dealer_id")]
+    #[arg(
+        long,
+        conflicts_with = "dealer_id",
+        required_unless_present = "dealer_id"
+    )]
     user_id: Option<i64>,
     /// For this dealer's users (those without plugins of their own).
     #[arg(long)]
