@@ -429,6 +429,42 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
             )
             .await?;
     }
+    store
+        .create_security_group(
+            owner,
+            &platform::SecurityGroup {
+                id: None,
+                label: "Dispatchers".to_owned(),
+                rights: vec!["vehicle_update".to_owned(), "employee_update".to_owned()],
+            },
+        )
+        .await?;
+    store
+        .create_retranslator(
+            owner,
+            platform::Retranslator {
+                id: None,
+                name: "Insurer feed".to_owned(),
+                protocol_id: 1,
+                address: "gps.insurer.example".to_owned(),
+                port: 20332,
+                login: trackers.first().map(|t| t.device_id.clone()),
+                password: None,
+                enabled: true,
+            },
+        )
+        .await?;
+    // Billing (plugin 29) for the dealer's users, and a first bill.
+    store
+        .set_plugin(
+            platform::PluginOwner::Dealer(dealer_id),
+            platform::BILLING_PLUGIN,
+            true,
+        )
+        .await?;
+    store
+        .create_bill(&caller, &[], "Demo Fleet LLP", 12_500.0)
+        .await?;
     let (_, ingest_token) = store.create_ingest_token("demo devices", true).await?;
     Ok(DemoAccounts {
         dealer: DemoDealer {
@@ -525,6 +561,15 @@ curl -s {base}/v2/department/list -H 'Authorization: NVX {api_key}'
 # Vehicles sorted by label from Z to A, two per page; then those whose label, plate or VIN holds "02":
 curl -s {base}/v2/vehicle/list -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"sort":["label=desc"],"limit":2}}'
 curl -s {base}/v2/vehicle/list -H 'Authorization: NVX {api_key}' -d 'filter=02'
+
+# Security groups, retranslators (where device data is to be forwarded) and the account's plugins:
+curl -s {base}/v2/security_group/list -H 'Authorization: NVX {api_key}'
+curl -s {base}/v2/retranslator/list -H 'Authorization: NVX {api_key}'
+curl -s {base}/v2/plugin/list -H 'Authorization: NVX {api_key}'
+
+# Bills (the demo dealer has the billing plugin): make one, then list them:
+curl -s {base}/v2/bill/create -H 'Authorization: NVX {api_key}' -d 'payer=Demo Fleet LLP' -d 'sum=15000'
+curl -s {base}/v2/bill/list -H 'Authorization: NVX {api_key}'
 
 # Dealer panel: log in (the login is the dealer id), then read dealer info:
 PANEL=$(curl -s {base}/v2/panel/account/auth -d 'login={panel_login}' -d 'password={panel_password}' | {hash_of}); echo "$PANEL"

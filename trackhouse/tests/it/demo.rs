@@ -198,6 +198,26 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
                 );
                 assert!(output.contains("\"tracker_label\""), "{context}");
                 named += 1;
+            } else if command.contains("/v2/security_group/list") {
+                assert!(output.contains("\"Dispatchers\""), "{context}");
+                named += 1;
+            } else if command.contains("/v2/retranslator/list") {
+                assert!(output.contains("\"Insurer feed\""), "{context}");
+                named += 1;
+            } else if command.contains("/v2/plugin/list") {
+                let ids: Vec<i64> = answer["list"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|p| p["id"].as_i64()).collect())
+                    .unwrap_or_default();
+                assert_eq!(ids, [29], "the dealer's plugins: {context}");
+                named += 1;
+            } else if command.contains("/v2/bill/create") {
+                assert!(answer["value"].as_i64().is_some(), "{context}");
+                named += 1;
+            } else if command.contains("/v2/bill/list") {
+                // The demo's own bill, and one per printed create run so far.
+                assert!(answer["count"].as_i64().unwrap_or(0) >= 2, "{context}");
+                named += 1;
             } else if command.contains("/v2/department/list") {
                 let labels: Vec<&str> = answer["list"]
                     .as_array()
@@ -300,9 +320,10 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
     // HASH, PANEL, admin, two key lists, sub-users, garage create and list,
-    // department list, two vehicle lists, dealer info, key delete, intake, import, raw data read
+    // department list, two vehicle lists, security groups, retranslators,
+    // plugins, bill create and list, dealer info, key delete, intake, import, raw data read
     // and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 19);
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 24);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -322,5 +343,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 19);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 24);
 }
