@@ -28,6 +28,7 @@ const LIST_RULES: ListRules = ListRules {
     max_filter_chars: 0,
     properties: &[],
     tie_breaker: "id",
+    min_limit: 1,
 };
 
 impl Store {
@@ -92,9 +93,6 @@ impl Store {
     ) -> Result<(Vec<Bill>, i64)> {
         self.check_billing(caller, default_plugins).await?;
         let master = caller.master_id;
-        if page.limit == Some(0) {
-            return Err(Error::invalid("limit", "must be 1 or more"));
-        }
         let checked = page.checked(&LIST_RULES)?;
         let rows = sqlx::query(&format!(
             "SELECT id, created_at, sum, status, positions FROM bills WHERE master_user_id = $1 \

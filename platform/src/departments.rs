@@ -111,11 +111,6 @@ impl Store {
     /// Deletes the master user's department `id`; 201 when the account has
     /// no such department.
     pub async fn delete_department(&self, master: UserId, id: i64) -> Result<()> {
-        let done = sqlx::query("DELETE FROM departments WHERE id = $1 AND master_user_id = $2")
-            .bind(id)
-            .bind(master.0)
-            .execute(&self.pool)
-            .await?;
-        records::one_changed(done.rows_affected(), "department", id)
+        records::delete_owned(&self.pool, "departments", "department", master, id).await
     }
 }

@@ -128,11 +128,6 @@ impl Store {
     /// Deletes the master user's garage `id` (its vehicles keep no garage);
     /// 201 when the account has no such garage.
     pub async fn delete_garage(&self, master: UserId, id: i64) -> Result<()> {
-        let done = sqlx::query("DELETE FROM garages WHERE id = $1 AND master_user_id = $2")
-            .bind(id)
-            .bind(master.0)
-            .execute(&self.pool)
-            .await?;
-        records::one_changed(done.rows_affected(), "garage", id)
+        records::delete_owned(&self.pool, "garages", "garage", master, id).await
     }
 }

@@ -33,6 +33,8 @@ pub(crate) struct ListRules {
     pub(crate) properties: &'static [(&'static str, &'static str)],
     /// The SQL expression that breaks ties (the record's id).
     pub(crate) tie_breaker: &'static str,
+    /// The smallest `limit` taken (0 or 1).
+    pub(crate) min_limit: i64,
 }
 
 /// A list request checked against its [`ListRules`]: SQL pieces to splice
@@ -119,8 +121,11 @@ impl ListQuery {
         });
 
         let limit = self.limit.unwrap_or(i64::from(MAX_LIST_LIMIT));
-        if limit < 0 {
-            return Err(Error::invalid("limit", "must be 0 or more"));
+        if limit < rules.min_limit {
+            return Err(Error::invalid(
+                "limit",
+                format!("must be {} or more", rules.min_limit),
+            ));
         }
         if limit > i64::from(MAX_LIST_LIMIT) {
             return Err(Error::LimitTooBig {
@@ -159,6 +164,7 @@ mod tests {
         max_filter_chars: 5,
         properties: &[("label", "v.label"), ("id", "v.id")],
         tie_breaker: "v.id",
+        min_limit: 0,
     };
 
     fn query(sort: &[&str], filter: Option<&str>) -> ListQuery {

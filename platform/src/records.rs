@@ -24,3 +24,23 @@ pub(crate) fn one_changed(rows: u64, entity: &'static str, id: i64) -> Result<()
     }
     Ok(())
 }
+
+/// Deletes the record `id` of `table` owned by `master` (a table with
+/// `id` and `master_user_id`: a constant of the caller, never input); 201
+/// when the account has none with this id.
+pub(crate) async fn delete_owned(
+    pool: &sqlx::SqlitePool,
+    table: &'static str,
+    entity: &'static str,
+    master: schemas::UserId,
+    id: i64,
+) -> Result<()> {
+    let done = sqlx::query(&format!(
+        "DELETE FROM {table} WHERE id = $1 AND master_user_id = $2"
+    ))
+    .bind(id)
+    .bind(master.0)
+    .execute(pool)
+    .await?;
+    one_changed(done.rows_affected(), entity, id)
+}

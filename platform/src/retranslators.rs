@@ -282,12 +282,7 @@ impl Store {
 
     /// Deletes the master user's retranslator `id`; 201 when none.
     pub async fn delete_retranslator(&self, master: UserId, id: i64) -> Result<()> {
-        let done = sqlx::query("DELETE FROM retranslators WHERE id = $1 AND master_user_id = $2")
-            .bind(id)
-            .bind(master.0)
-            .execute(&self.pool)
-            .await?;
-        records::one_changed(done.rows_affected(), "retranslator", id)
+        records::delete_owned(&self.pool, "retranslators", "retranslator", master, id).await
     }
 
     /// How many retranslators the user may hold.

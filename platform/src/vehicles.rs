@@ -289,6 +289,7 @@ const LIST_RULES: ListRules = ListRules {
         ("passengers", "v.passengers"),
     ],
     tie_breaker: "v.id",
+    min_limit: 0,
 };
 
 impl Vehicle {

@@ -323,15 +323,7 @@ async fn answers_are_json_with_a_request_id_and_metrics_count_them() {
         .await
         .error(4, 400);
     srv.get("/healthz", &[]).await.ok();
-    let metrics = srv
-        .client()
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = srv.metrics_text().await;
     assert!(metrics.contains(r#"trackhouse_http_requests_total{route="/v2/api/key/list",method="POST",status="200"} 1"#), "{metrics}");
     assert!(
         metrics.contains(r#"trackhouse_api_errors_total{code="4"} 1"#),

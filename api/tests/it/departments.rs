@@ -8,12 +8,7 @@ use serde_json::{Value, json};
 use crate::TestServer;
 
 async fn list(srv: &TestServer, hash: &str) -> Vec<Value> {
-    srv.post("/v2/department/list", json!({ "hash": hash }))
-        .await
-        .ok()["list"]
-        .as_array()
-        .unwrap()
-        .clone()
+    srv.list("/v2/department/list", hash).await
 }
 
 async fn create(srv: &TestServer, hash: &str, department: Value) -> i64 {

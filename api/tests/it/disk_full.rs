@@ -142,15 +142,7 @@ impl Sender<'_> {
 }
 
 async fn metric(srv: &TestServer, name: &str) -> String {
-    let text = srv
-        .client()
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = srv.metrics_text().await;
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ').map(str::to_owned))
         .unwrap_or_else(|| panic!("{name} in\n{text}"))

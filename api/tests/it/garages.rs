@@ -17,12 +17,7 @@ fn garage() -> Value {
 }
 
 async fn list(srv: &TestServer, hash: &str) -> Vec<Value> {
-    srv.post("/v2/garage/list", json!({ "hash": hash }))
-        .await
-        .ok()["list"]
-        .as_array()
-        .unwrap()
-        .clone()
+    srv.list("/v2/garage/list", hash).await
 }
 
 #[tokio::test]

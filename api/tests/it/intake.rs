@@ -107,15 +107,7 @@ async fn accepted_lines_are_visible_at_once_and_a_retry_is_all_duplicates() {
         json!({"success": true, "accepted": 0, "duplicates": 30, "rejected": [], "rejected_total": 0})
     );
     assert_eq!(stored_rows(&srv, &acc).await, 30);
-    let metrics = srv
-        .client()
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = srv.metrics_text().await;
     assert!(
         metrics.contains(r#"trackhouse_ingest_messages_total{outcome="accepted"} 30"#),
         "{metrics}"

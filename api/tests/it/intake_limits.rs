@@ -31,15 +31,7 @@ fn rejections(answer: &Answer) -> Vec<(i64, i64, String)> {
 }
 
 async fn refusals(srv: &TestServer, limit: &str) -> f64 {
-    let text = srv
-        .client()
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = srv.metrics_text().await;
     let prefix = format!("trackhouse_limit_refusals_total{{limit=\"{limit}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&prefix)?.parse().ok())

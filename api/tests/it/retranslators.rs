@@ -14,12 +14,7 @@ fn ips(name: &str, port: i64) -> Value {
 }
 
 async fn list(srv: &TestServer, hash: &str) -> Vec<Value> {
-    srv.post("/v2/retranslator/list", json!({ "hash": hash }))
-        .await
-        .ok()["list"]
-        .as_array()
-        .unwrap()
-        .clone()
+    srv.list("/v2/retranslator/list", hash).await
 }
 
 async fn create(srv: &TestServer, hash: &str, retranslator: Value) -> crate::Answer {

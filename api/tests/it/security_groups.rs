@@ -8,12 +8,7 @@ use serde_json::{Value, json};
 use crate::TestServer;
 
 async fn groups(srv: &TestServer, hash: &str) -> Vec<Value> {
-    srv.post("/v2/security_group/list", json!({ "hash": hash }))
-        .await
-        .ok()["list"]
-        .as_array()
-        .unwrap()
-        .clone()
+    srv.list("/v2/security_group/list", hash).await
 }
 
 #[tokio::test]

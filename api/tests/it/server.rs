@@ -211,6 +211,29 @@ impl TestServer {
         &self.client
     }
 
+    /// The `list` of an account call that takes only the credential
+    /// (`/v2/garage/list`), asserting success.
+    pub(crate) async fn list(&self, path: &str, hash: &str) -> Vec<Value> {
+        self.post(path, serde_json::json!({ "hash": hash }))
+            .await
+            .ok()["list"]
+            .as_array()
+            .expect("a list")
+            .clone()
+    }
+
+    /// `/metrics` as text.
+    pub(crate) async fn metrics_text(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// A new ingest token; a `backfill` one may set `server_time`.
     pub(crate) async fn ingest_token(&self, backfill: bool) -> String {
         self.store

@@ -140,12 +140,7 @@ fn profile(login: &str) -> serde_json::Value {
 }
 
 async fn subusers(srv: &TestServer, hash: &str) -> Vec<serde_json::Value> {
-    srv.post("/v2/subuser/list", json!({ "hash": hash }))
-        .await
-        .ok()["list"]
-        .as_array()
-        .unwrap()
-        .clone()
+    srv.list("/v2/subuser/list", hash).await
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::{admin, admin_error, is_secret};
+use crate::support::{admin, admin_error, is_secret, master_user};
 
 /// The id under `key`, checking it is the object's only member.
 fn only_id(answer: &Value, key: &str) -> i64 {
@@ -479,33 +479,7 @@ fn service_task_commands_name_what_does_not_exist() {
 fn the_retranslator_quota_is_set_per_master_user() {
     let dir = TempDir::new().unwrap();
     let dir = dir.path();
-    let dealer = admin(
-        dir,
-        &[
-            "dealer",
-            "create",
-            "--title",
-            "Q",
-            "--panel-password",
-            "secret123",
-        ],
-    )["dealer_id"]
-        .to_string();
-    let user = admin(
-        dir,
-        &[
-            "user",
-            "create",
-            "--dealer-id",
-            &dealer,
-            "--login",
-            "q@example.com",
-            "--password",
-            "pw",
-        ],
-    )["user_id"]
-        .as_i64()
-        .unwrap();
+    let (_, user) = master_user(dir, "q@example.com");
     let user_arg = user.to_string();
     assert_eq!(
         admin(
@@ -537,35 +511,8 @@ fn the_retranslator_quota_is_set_per_master_user() {
 fn plugins_are_enabled_for_a_user_or_a_dealer() {
     let dir = TempDir::new().unwrap();
     let dir = dir.path();
-    let dealer = admin(
-        dir,
-        &[
-            "dealer",
-            "create",
-            "--title",
-            "P",
-            "--panel-password",
-            "secret123",
-        ],
-    )["dealer_id"]
-        .as_i64()
-        .unwrap();
+    let (dealer, user) = master_user(dir, "p@example.com");
     let dealer_arg = dealer.to_string();
-    let user = admin(
-        dir,
-        &[
-            "user",
-            "create",
-            "--dealer-id",
-            &dealer_arg,
-            "--login",
-            "p@example.com",
-            "--password",
-            "pw",
-        ],
-    )["user_id"]
-        .as_i64()
-        .unwrap();
     let user_arg = user.to_string();
     assert_eq!(
         admin(

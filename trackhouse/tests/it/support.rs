@@ -28,32 +28,8 @@ pub(crate) struct Account {
 impl Account {
     /// Makes the dealer, the user `login` and the tracker `device_id` in `dir`.
     pub(crate) fn create(dir: &Path, login: &str, device_id: &str) -> Self {
-        let dealer = admin(
-            dir,
-            &[
-                "dealer",
-                "create",
-                "--title",
-                "D",
-                "--panel-password",
-                "secret123",
-            ],
-        )["dealer_id"]
-            .to_string();
-        let user = admin(
-            dir,
-            &[
-                "user",
-                "create",
-                "--dealer-id",
-                &dealer,
-                "--login",
-                login,
-                "--password",
-                "pw",
-            ],
-        )["user_id"]
-            .to_string();
+        let (_, user) = master_user(dir, login);
+        let user = user.to_string();
         let tracker = admin(
             dir,
             &[
@@ -88,6 +64,40 @@ impl Account {
             token,
         }
     }
+}
+
+/// A dealer (password `secret123`) and its master user `login` (password
+/// `pw`), made with `trackhouse admin` in `dir`: their ids.
+pub(crate) fn master_user(dir: &Path, login: &str) -> (i64, i64) {
+    let dealer = admin(
+        dir,
+        &[
+            "dealer",
+            "create",
+            "--title",
+            "D",
+            "--panel-password",
+            "secret123",
+        ],
+    )["dealer_id"]
+        .as_i64()
+        .unwrap();
+    let user = admin(
+        dir,
+        &[
+            "user",
+            "create",
+            "--dealer-id",
+            &dealer.to_string(),
+            "--login",
+            login,
+            "--password",
+            "pw",
+        ],
+    )["user_id"]
+        .as_i64()
+        .unwrap();
+    (dealer, user)
 }
 
 /// The value of the sample `name` (with its labels, if any) on the
