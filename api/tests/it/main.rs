@@ -9,6 +9,7 @@ mod api_keys;
 mod bills;
 mod clickhouse_current;
 mod clickhouse_outage;
+mod clickhouse_refusals;
 mod conventions;
 mod departments;
 mod disk_full;
