@@ -29,6 +29,11 @@ struct RouteLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CodeLabels {
     code: u16,
 }
@@ -45,6 +50,7 @@ pub(crate) struct Metrics {
     requests: Family<RequestLabels, Counter>,
     durations: HistogramFamily,
     errors: Family<CodeLabels, Counter>,
+    cuts: Family<LimitLabels, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -57,6 +63,7 @@ impl Metrics {
             requests: Family::default(),
             durations: Family::new_with_constructor(latency_histogram),
             errors: Family::default(),
+            cuts: Family::default(),
         };
         registry.register(
             "trackhouse_http_requests",
@@ -73,7 +80,17 @@ impl Metrics {
             "Error answers by platform error code",
             metrics.errors.clone(),
         );
+        registry.register(
+            "trackhouse_api_limit_cuts",
+            "Answers cut short by a configured limit (the answer says so), by limit",
+            metrics.cuts.clone(),
+        );
         metrics
+    }
+
+    /// Counts an answer cut short by `limit` (its configuration name).
+    pub(crate) fn count_cut(&self, limit: &'static str) {
+        self.cuts.get_or_create(&LimitLabels { limit }).inc();
     }
 }
 

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::AppState;
 use crate::answer::{Answer, Media, MediaKind, Schemas};
-use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
+use crate::route::{AccessDoc, CallDoc, Credential, FILE_PART, RequestDoc, Route};
 
 /// The document of `routes`.
 pub(crate) fn document(routes: &[Route]) -> Value {
@@ -154,6 +154,10 @@ fn path_item(
                     operation.insert("requestBody".into(), others.request_body());
                 }
             }
+            RequestDoc::Multipart(schema) => {
+                let params = ParamsSchema::of(schema(schemas));
+                operation.insert("requestBody".into(), params.multipart_body());
+            }
             RequestDoc::Body {
                 media_type,
                 schema,
@@ -282,6 +286,23 @@ impl ParamsSchema {
             object["description"] = description.clone();
         }
         object
+    }
+
+    /// The parameters as text parts, and the part `file`.
+    fn multipart_body(&self) -> Value {
+        let mut object = self.object(as_text);
+        object["properties"][FILE_PART] = json!({
+            "type": "string",
+            "format": "binary",
+            "description": "The file.",
+        });
+        let mut required = self.required.clone();
+        required.push(FILE_PART.to_owned());
+        object["required"] = json!(required);
+        json!({
+            "required": true,
+            "content": { "multipart/form-data": { "schema": object } }
+        })
     }
 
     fn request_body(&self) -> Value {

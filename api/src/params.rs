@@ -3,6 +3,8 @@
 //! POST with a JSON object body, POST form-encoded, and GET with a query
 //! string are equivalent (clarification 1); query-string parameters are also
 //! read on POST, and a body parameter wins over a query one of the same name.
+//! A `multipart/form-data` body (the form of `file/upload`) gives its text
+//! parts as parameters and its file parts as [`FilePart`]s.
 
 mod lenient;
 
@@ -19,6 +21,19 @@ pub(crate) use lenient::{ParamError, from_value, object};
 #[derive(Debug, Default)]
 pub(crate) struct Input {
     pub(crate) params: Map<String, Value>,
+    /// The file parts of a multipart body, in order.
+    pub(crate) files: Vec<FilePart>,
+}
+
+/// A file part of a `multipart/form-data` body.
+#[derive(Debug, Clone)]
+pub(crate) struct FilePart {
+    /// The part's name (`file`).
+    pub(crate) name: String,
+    /// The file name the client gave.
+    pub(crate) file_name: String,
+    /// The content.
+    pub(crate) content: bytes::Bytes,
 }
 
 impl Input {
@@ -29,6 +44,7 @@ impl Input {
         max_bytes: usize,
     ) -> Result<Self, ApiError> {
         let mut params = Map::new();
+        let mut files = Vec::new();
         if let Some(query) = parts.uri.query() {
             add_pairs(&mut params, query.as_bytes(), "query string")?;
         }
@@ -72,9 +88,12 @@ impl Input {
                     }
                 },
                 BodyKind::Form => add_pairs(&mut params, &bytes, "form body")?,
+                BodyKind::Multipart(boundary) => {
+                    read_multipart(boundary, bytes, &mut params, &mut files).await?;
+                }
             }
         }
-        Ok(Self { params })
+        Ok(Self { params, files })
     }
 
     /// Takes the credential: `hash` in the body or query, else `Authorization: NVX <hash>`.
@@ -96,23 +115,71 @@ impl Input {
 enum BodyKind {
     Json,
     Form,
+    /// With its boundary.
+    Multipart(String),
+}
+
+/// Text parts become parameters (a later part of the same name wins, like
+/// a body parameter over a query one), file parts (those with a file name)
+/// files.
+async fn read_multipart(
+    boundary: String,
+    bytes: bytes::Bytes,
+    params: &mut Map<String, Value>,
+    files: &mut Vec<FilePart>,
+) -> Result<(), ApiError> {
+    let malformed = |e: multer::Error| {
+        ApiError::with_description(
+            ErrorCode::WrongRequestFormat,
+            format!("malformed multipart body: {e}"),
+        )
+    };
+    let body = futures::stream::once(async move { Ok::<_, std::convert::Infallible>(bytes) });
+    let mut multipart = multer::Multipart::new(body, boundary);
+    while let Some(field) = multipart.next_field().await.map_err(malformed)? {
+        let name = field.name().unwrap_or_default().to_owned();
+        match field.file_name().map(str::to_owned) {
+            Some(file_name) => {
+                let content = field.bytes().await.map_err(malformed)?;
+                files.push(FilePart {
+                    name,
+                    file_name,
+                    content,
+                });
+            }
+            None => {
+                let text = field.text().await.map_err(malformed)?;
+                params.insert(name, Value::String(text));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn body_kind(headers: &HeaderMap, bytes: &[u8]) -> Result<BodyKind, ApiError> {
-    let content_type = headers
+    let declared = headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        });
+        .and_then(|v| v.to_str().ok());
+    let content_type = declared.map(|v| {
+        v.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    });
     match content_type.as_deref() {
         Some("application/json") => Ok(BodyKind::Json),
         Some(t) if t.starts_with("application/") && t.ends_with("+json") => Ok(BodyKind::Json),
         Some("application/x-www-form-urlencoded") => Ok(BodyKind::Form),
+        Some("multipart/form-data") => declared
+            .and_then(|v| multer::parse_boundary(v).ok())
+            .map(BodyKind::Multipart)
+            .ok_or_else(|| {
+                ApiError::with_description(
+                    ErrorCode::WrongRequestFormat,
+                    "a multipart/form-data body needs its boundary in the Content-Type header",
+                )
+            }),
         // No declared type: a body that opens like a JSON object is JSON, else form pairs.
         None => {
             let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
@@ -125,7 +192,8 @@ fn body_kind(headers: &HeaderMap, bytes: &[u8]) -> Result<BodyKind, ApiError> {
         Some(other) => Err(ApiError::with_description(
             ErrorCode::WrongRequestFormat,
             format!(
-                "unsupported content type {other}; send application/json or application/x-www-form-urlencoded"
+                "unsupported content type {other}; send application/json, \
+                 application/x-www-form-urlencoded or multipart/form-data"
             ),
         )),
     }

@@ -18,8 +18,8 @@
 //! read the parameters from JSON, form or query (5, 9) → credential (3, 4,
 //! 11, 103, 276) → rate limit (15) → right or permission (13) → parameters
 //! into the call's type (7) → plan features of the trackers involved (236) →
-//! the handler. GET and POST are both accepted, with or without a trailing
-//! slash; any other method is 112.
+//! the handler. GET and POST are both accepted (POST only for a call that
+//! takes files), with or without a trailing slash; any other method is 112.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -33,7 +33,7 @@ use schemas::ErrorCode;
 use serde::de::DeserializeOwned;
 
 use crate::answer::Answer;
-use crate::params::{self, Input};
+use crate::params::{self, FilePart, Input};
 use crate::{ApiError, ApiResult, AppState};
 
 mod access;
@@ -100,6 +100,15 @@ pub(crate) struct NoParams {}
 
 impl Params for NoParams {}
 
+/// The part of a multipart body holding the file of a call that takes one.
+pub(crate) const FILE_PART: &str = "file";
+
+/// What a handler may need beyond its parameters.
+struct Extras {
+    headers: HeaderMap,
+    files: Vec<FilePart>,
+}
+
 /// A declared call, ready to be mounted and documented.
 pub(crate) struct Route {
     pub(crate) path: &'static str,
@@ -132,11 +141,59 @@ impl Route {
         Fut: Future<Output = ApiResult<R>> + Send + 'static,
         R: Answer,
     {
+        Self::build(
+            path,
+            access,
+            &["get", "post"],
+            RequestDoc::Params(|schemas| schemas.inline::<P>()),
+            move |state, caller, params, extras: Extras| {
+                handler(state, caller, params, extras.headers)
+            },
+        )
+    }
+
+    /// Like [`Route::new`], for a call that takes files: POST with a
+    /// `multipart/form-data` body whose text parts are the parameters (the
+    /// credential `hash` among them, or the `Authorization` header) and whose
+    /// file parts the handler receives.
+    pub(crate) fn with_files<A, P, F, Fut, R>(path: &'static str, access: A, handler: F) -> Self
+    where
+        A: Access,
+        P: Params,
+        F: Fn(AppState, A::Caller, P, Vec<FilePart>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = ApiResult<R>> + Send + 'static,
+        R: Answer,
+    {
+        Self::build(
+            path,
+            access,
+            &["post"],
+            RequestDoc::Multipart(|schemas| schemas.inline::<P>()),
+            move |state, caller, params, extras: Extras| {
+                handler(state, caller, params, extras.files)
+            },
+        )
+    }
+
+    fn build<A, P, F, Fut, R>(
+        path: &'static str,
+        access: A,
+        methods: &'static [&'static str],
+        request: RequestDoc,
+        handler: F,
+    ) -> Self
+    where
+        A: Access,
+        P: Params,
+        F: Fn(AppState, A::Caller, P, Extras) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = ApiResult<R>> + Send + 'static,
+        R: Answer,
+    {
         let doc = CallDoc {
             summary: "",
             description: "",
-            methods: &["get", "post"],
-            request: RequestDoc::Params(|schemas| schemas.inline::<P>()),
+            methods,
+            request,
             access: access.doc(),
             errors: Vec::new(),
             answer: R::describe,
@@ -146,13 +203,13 @@ impl Route {
             let handler = handler.clone();
             async move { dispatch(state, access, handler, request).await }
         };
-        let endpoint = MethodRouter::new()
-            .get(endpoint.clone())
-            .post(endpoint)
-            .fallback(wrong_method);
+        let mut router = MethodRouter::new().post(endpoint.clone());
+        if methods.contains(&"get") {
+            router = router.get(endpoint);
+        }
         Self {
             path,
-            endpoint,
+            endpoint: router.fallback(wrong_method),
             doc,
         }
     }
@@ -202,7 +259,7 @@ async fn dispatch<A, P, F, Fut, R>(
 where
     A: Access,
     P: Params,
-    F: Fn(AppState, A::Caller, P, HeaderMap) -> Fut,
+    F: Fn(AppState, A::Caller, P, Extras) -> Fut,
     Fut: Future<Output = ApiResult<R>>,
     R: Answer,
 {
@@ -243,13 +300,11 @@ where
         access
             .check_params(&state, &admitted.caller, &params)
             .await?;
-        let answer = handler(
-            state.clone(),
-            admitted.caller,
-            params,
-            parts.headers.clone(),
-        )
-        .await?;
+        let extras = Extras {
+            headers: parts.headers.clone(),
+            files: std::mem::take(&mut input.files),
+        };
+        let answer = handler(state.clone(), admitted.caller, params, extras).await?;
         Ok::<_, ApiError>((answer, admitted.deprecated))
     }
     .await;

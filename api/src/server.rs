@@ -64,6 +64,12 @@ pub struct ApiConfig {
     pub default_plugins: Vec<i64>,
     /// The base of a bill's `link` (the bill's id is appended).
     pub billing_orders_base_url: String,
+    /// What `file/upload` keeps: size of a file, of an XLSX inflated, files
+    /// per account, how long.
+    pub uploads: platform::UploadRules,
+    /// Lines `vehicle/batch_convert` converts (clarification 35: 500); more
+    /// are cut and `limit_exceeded` is true.
+    pub batch_convert_max_lines: usize,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -92,6 +98,8 @@ impl Default for ApiConfig {
             max_message_age_days: ingest::intake::DEFAULT_MAX_MESSAGE_AGE_DAYS,
             default_plugins: vec![1, 2],
             billing_orders_base_url: String::new(),
+            uploads: platform::UploadRules::default(),
+            batch_convert_max_lines: 500,
         }
     }
 }

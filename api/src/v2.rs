@@ -3,6 +3,7 @@
 mod api_key;
 mod bill;
 mod department;
+mod file;
 mod garage;
 mod plugin;
 mod records;
@@ -24,6 +25,7 @@ pub(crate) fn routes() -> Vec<Route> {
         department::routes(),
         security_group::routes(),
         vehicle::routes(),
+        file::routes(),
         retranslator::routes(),
         bill::routes(),
         plugin::routes(),

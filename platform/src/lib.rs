@@ -31,11 +31,14 @@ mod records;
 mod retranslators;
 mod secret;
 mod security_groups;
+mod spreadsheet;
 mod store;
 mod subusers;
 mod trackers;
+mod uploads;
 mod users;
 mod validate;
+mod vehicle_batch;
 mod vehicles;
 
 pub use access::{Feature, Permission, Right};
@@ -55,9 +58,14 @@ pub use retranslators::{
 };
 pub use secret::Secret;
 pub use security_groups::{MAX_SECURITY_GROUP_LABEL_CHARS, SecurityGroup};
+pub use spreadsheet::{Format, Table, read_file, read_text, sniff_delimiter};
 pub use store::{Store, StoreConfig};
 pub use subusers::Subuser;
 pub use trackers::{Calibration, FuelSensor, NewPlan, NewTracker, Tracker};
+pub use uploads::{UploadRules, UploadedFile};
 pub use users::{NewSubuser, NewUser};
 pub use validate::{check_login, check_printable, check_time_zone, optional_text, trimmed_text};
+pub use vehicle_batch::{
+    BatchError, BatchRules, BatchSource, ConvertedBatch, ConvertedVehicle, DEFAULT_BATCH_FIELDS,
+};
 pub use vehicles::{FuelType, ListedVehicle, Vehicle, VehicleType};

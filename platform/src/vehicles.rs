@@ -339,7 +339,7 @@ impl Vehicle {
 
     /// The vehicle as stored, or the first member that is not valid, named
     /// by its path (`vehicle.subtype`).
-    fn checked(self) -> Result<Self> {
+    pub(crate) fn checked(self) -> Result<Self> {
         let text =
             |field: &'static str, value: &str, max: usize| trimmed_text(field, value, 0, max);
         let optional = |field: &'static str, value: Option<String>, max: usize| {

@@ -102,6 +102,32 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_BILLING_ORDERS_BASE_URL", default_value = "")]
     pub(crate) billing_orders_base_url: String,
 
+    /// Largest file `file/upload` keeps, in bytes (larger: code 7 naming `file`; the request
+    /// itself is also bound by --max-request-bytes).
+    #[arg(long, env = "TRACKHOUSE_MAX_UPLOAD_BYTES", default_value_t = 10 * 1024 * 1024,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024 * 1024 * 1024))]
+    pub(crate) max_upload_bytes: usize,
+
+    /// Bytes an uploaded XLSX may expand to when it is read (more: code 7 naming `file_id`).
+    #[arg(long, env = "TRACKHOUSE_MAX_UPLOAD_INFLATED_BYTES", default_value_t = 100 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_upload_inflated_bytes: u64,
+
+    /// Uploaded files an account holds at a time (more: code 268).
+    #[arg(long, env = "TRACKHOUSE_MAX_UPLOADS_PER_ACCOUNT", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_uploads_per_account: u32,
+
+    /// Hours an uploaded file is kept.
+    #[arg(long, env = "TRACKHOUSE_UPLOAD_TTL_HOURS", default_value_t = 24,
+          value_parser = clap::value_parser!(u64).range(1..=24 * 365))]
+    pub(crate) upload_ttl_hours: u64,
+
+    /// Lines `vehicle/batch_convert` reads; the rest is cut (`limit_exceeded`).
+    #[arg(long, env = "TRACKHOUSE_BATCH_CONVERT_MAX_LINES", default_value_t = 500,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub(crate) batch_convert_max_lines: usize,
+
     /// Raw data exports and fuel resamplings running at once in all; more: HTTP 503, code 8, Retry-After.
     #[arg(long, env = "TRACKHOUSE_MAX_READS", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
@@ -287,6 +313,13 @@ impl ServerArgs {
             max_message_age_days: self.max_message_age_days,
             default_plugins: self.default_plugins.clone(),
             billing_orders_base_url: self.billing_orders_base_url.clone(),
+            uploads: platform::UploadRules {
+                max_bytes: self.max_upload_bytes,
+                max_inflated_bytes: self.max_upload_inflated_bytes,
+                max_files: self.max_uploads_per_account,
+                ttl: std::time::Duration::from_secs(self.upload_ttl_hours * 3600),
+            },
+            batch_convert_max_lines: self.batch_convert_max_lines,
             ..ApiConfig::default()
         }
     }

@@ -46,6 +46,8 @@ pub(crate) struct AccessDoc {
 pub(crate) enum RequestDoc {
     /// Parameters in any of the three forms (JSON body, form body, query), read leniently.
     Params(fn(&mut Schemas) -> Value),
+    /// A `multipart/form-data` body: the parameters as text parts, and files.
+    Multipart(fn(&mut Schemas) -> Value),
     /// A body of one media type, with header parameters.
     Body {
         media_type: &'static str,
@@ -96,7 +98,7 @@ impl CallDoc {
     /// the server faults any call can meet.
     pub(crate) fn codes(&self) -> Vec<ErrorCode> {
         let input: &[ErrorCode] = match self.request {
-            RequestDoc::Params(_) => &[
+            RequestDoc::Params(_) | RequestDoc::Multipart(_) => &[
                 ErrorCode::WrongRequestFormat,
                 ErrorCode::InvalidParameters,
                 ErrorCode::TooLargeRequest,

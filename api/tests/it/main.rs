@@ -30,6 +30,7 @@ mod server;
 mod slow_clients;
 mod subusers;
 mod user_auth;
+mod vehicle_batch;
 mod vehicles;
 
 pub(crate) use server::{Account, Answer, TestServer};
