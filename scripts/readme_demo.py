@@ -108,8 +108,8 @@ def run_commands(commands: list[str], env: dict) -> list[str]:
 
 def check(comment: str, command: str, output: str) -> str | None:
     """What is wrong with a command's output, if anything."""
-    if command.startswith(("HASH=", "PANEL=")):
-        return None if re.fullmatch(r"[0-9a-f]{32}", output) else "no session hash"
+    if command.startswith(("HASH=", "PANEL=", "FILE=")):
+        return None if re.fullmatch(r"[0-9a-f]{32}", output) else "no session hash or file id"
     if " admin " in command:
         return None if "Usage:" in output else "no usage text"
     try:

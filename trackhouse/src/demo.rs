@@ -126,6 +126,7 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let data_dir = args.server.data_dir.clone();
     let days = if fresh { args.days } else { 0 };
     let import_file = data_dir.join(IMPORT_FILE);
+    let vehicles_file = data_dir.join(VEHICLES_FILE);
     crate::serve::serve(args.server, store, move |addr| {
         // The intake answers only once the server runs: generate on a task of its own.
         tokio::spawn(async move {
@@ -150,6 +151,16 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
                         None
                     }
                 };
+            let vehicles = match write_atomically(&vehicles_file, VEHICLES_CSV.as_bytes()) {
+                Ok(()) => Some(vehicles_file.as_path()),
+                Err(e) => {
+                    tracing::warn!(
+                        error = format!("{e:#}"),
+                        "writing the demo's vehicles file failed"
+                    );
+                    None
+                }
+            };
             let text = instructions(
                 &accounts,
                 &Printed {
@@ -157,6 +168,7 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
                     file: &file,
                     data_dir: &data_dir,
                     import,
+                    vehicles,
                     invocation: &invocation(),
                 },
                 generated.as_deref(),
@@ -179,6 +191,13 @@ fn reachable(addr: SocketAddr) -> SocketAddr {
 
 /// The NDJSON file the printed `import` command sends, in the data directory.
 const IMPORT_FILE: &str = "demo-import.ndjson";
+const VEHICLES_FILE: &str = "demo-vehicles.csv";
+
+/// Vehicles to check in bulk (label, model, plate, tank litres); the last
+/// line has two mistakes, so the printed call shows how they are named.
+const VEHICLES_CSV: &str = "Refrigerator 4;Mercedes Actros;C 404 CC;500\n\
+                            Tanker 5;Scania R450;D 505 DD;700\n\
+                            ;Volvo FM;E 606 EE;-50\n";
 
 /// How the printed commands run `trackhouse`: as it was started, through
 /// `cargo run` (with `--release` for a release build) or by its path.
@@ -495,6 +514,8 @@ pub(crate) struct Printed<'a> {
     pub(crate) data_dir: &'a Path,
     /// The NDJSON file for the printed `import` (none: the line is not printed).
     pub(crate) import: Option<&'a Path>,
+    /// The CSV file for the printed upload (none: those lines are not printed).
+    pub(crate) vehicles: Option<&'a Path>,
     /// How to run `trackhouse` (`cargo run --release --`, or its path).
     pub(crate) invocation: &'a str,
 }
@@ -515,6 +536,15 @@ pub(crate) fn instructions(
             "# Whole files (plain or .gz) go in large compressed batches; this one holds ten messages:\n{run} import {} --url {base} --token {}\n",
             shell_quote(&file.to_string_lossy()),
             accounts.ingest_token
+        )
+    });
+    let upload = printed.vehicles.map_or_else(String::new, |file| {
+        format!(
+            "FILE=$(curl -s {base}/v2/file/upload -H 'Authorization: NVX {key}' -F file=@{path} | {file_id_of}); echo \"$FILE\"\n\
+             curl -s {base}/v2/vehicle/batch_convert -H 'Authorization: NVX {key}' -d \"file_id=$FILE\" -d 'fields=[\"label\",\"model\",\"reg_number\",\"fuel_tank_volume\"]'\n",
+            key = accounts.api_key,
+            path = shell_quote(&file.to_string_lossy()),
+            file_id_of = r#"sed -nE 's/.*"file_id":"([0-9a-f]{32})".*/\1/p'"#,
         )
     });
     let tracker = accounts.trackers.first().map_or(0, |t| t.tracker_id);
@@ -550,7 +580,8 @@ curl -s {base}/v2/api/key/list -H 'Content-Type: application/json' -d "{{\"hash\
 curl -s {base}/v2/api/key/create -d "hash=$HASH" -d 'title=My integration'
 curl -s "{base}/v2/api/key/list?hash=$HASH"
 
-# Use the demo API key (header form), e.g. list sub-users:
+# Use the demo API key (header form): register a dispatcher sub-user (a new login each time), then list sub-users:
+curl -s {base}/v2/subuser/register -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"user":{{"login":"dispatcher-'"$(date +%s%N)"'@demo-fleet.example","first_name":"Dana","last_name":"Seitkali"}},"password":"Dispatch-2024"}}'
 curl -s {base}/v2/subuser/list -H 'Authorization: NVX {api_key}'
 
 # The account's garages and departments: add a garage (JSON body), then list both:
@@ -562,6 +593,9 @@ curl -s {base}/v2/department/list -H 'Authorization: NVX {api_key}'
 curl -s {base}/v2/vehicle/list -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"sort":["label=desc"],"limit":2}}'
 curl -s {base}/v2/vehicle/list -H 'Authorization: NVX {api_key}' -d 'filter=02'
 
+# Check vehicles in bulk before creating them, each line with its mistakes: pasted tab-separated lines, then an uploaded CSV file:
+curl -s {base}/v2/vehicle/batch_convert -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"batch":"Truck 9\tVolvo FH\tA 009 AA\tDT-L\nVan 10\tFord Transit\tB 010 BB\tAI-95"}}'
+{upload}
 # Security groups, retranslators (where device data is to be forwarded) and the account's plugins:
 curl -s {base}/v2/security_group/list -H 'Authorization: NVX {api_key}'
 curl -s {base}/v2/retranslator/list -H 'Authorization: NVX {api_key}'

@@ -99,7 +99,10 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
     let mut named = 0;
     for (command, output) in commands.iter().zip(outputs) {
         let context = format!("command:\n{command}\noutput:\n{output}");
-        if command.starts_with("HASH=") || command.starts_with("PANEL=") {
+        if ["HASH=", "PANEL=", "FILE="]
+            .iter()
+            .any(|prefix| command.starts_with(prefix))
+        {
             assert!(is_secret(output), "{context}");
             named += 1;
         } else if command.contains(" admin --data-dir ") {
@@ -165,6 +168,41 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
                 let keys = answer["list"].to_string();
                 let demo_key = accounts["api_key"].as_str().unwrap_or("?");
                 assert!(keys.contains(demo_key), "{context}");
+                named += 1;
+            } else if command.contains("/v2/subuser/register") {
+                assert!(answer["id"].as_i64().is_some(), "{context}");
+                named += 1;
+            } else if command.contains("/v2/vehicle/batch_convert") && command.contains("file_id") {
+                // The demo's CSV: two good lines, and one without a label and with a negative tank.
+                let errors: Vec<Vec<&str>> = answer["list"]
+                    .as_array()
+                    .map(|l| {
+                        l.iter()
+                            .map(|v| {
+                                v["errors"]
+                                    .as_array()
+                                    .map(|e| {
+                                        e.iter().filter_map(|e| e["parameter"].as_str()).collect()
+                                    })
+                                    .unwrap_or_default()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(
+                    errors,
+                    [vec![], vec![], vec!["label", "fuel_tank_volume"]],
+                    "{context}"
+                );
+                assert_eq!(answer["list"][1]["fuel_tank_volume"], 700, "{context}");
+                named += 1;
+            } else if command.contains("/v2/vehicle/batch_convert") {
+                let labels: Vec<&str> = answer["list"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|v| v["label"].as_str()).collect())
+                    .unwrap_or_default();
+                assert_eq!(labels, ["Truck 9", "Van 10"], "{context}");
+                assert!(!output.contains("\"parameter\""), "{context}");
                 named += 1;
             } else if command.contains("/v2/subuser/list") {
                 let login = accounts["subuser"]["login"].to_string();
@@ -319,11 +357,12 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     let (outputs, hash, panel) = run_in_bash(&commands);
     assert!(is_secret(&hash), "HASH={hash:?}");
     assert!(is_secret(&panel), "PANEL={panel:?}");
-    // HASH, PANEL, admin, two key lists, sub-users, garage create and list,
-    // department list, two vehicle lists, security groups, retranslators,
-    // plugins, bill create and list, dealer info, key delete, intake, import, raw data read
-    // and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 24);
+    // HASH, PANEL, admin, two key lists, sub-user register and list, garage
+    // create and list, department list, two vehicle lists, two batch
+    // conversions and the upload (FILE), security groups, retranslators,
+    // plugins, bill create and list, dealer info, key delete, intake, import,
+    // raw data read and get_inputs, resampling, metrics.
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 28);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -343,5 +382,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 24);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 28);
 }
