@@ -1,5 +1,7 @@
 //! Dealer panel calls (`/v2/panel`, spec document 2).
 
+mod tariff;
+
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -48,6 +50,9 @@ pub(crate) fn routes() -> Vec<Route> {
         )
         .errors(&[ErrorCode::NotFoundInDatabase]),
     ]
+    .into_iter()
+    .chain(tariff::routes())
+    .collect()
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -117,8 +117,8 @@ impl Store {
         .await?;
         let all_features: Vec<&str> = crate::Feature::ALL.iter().map(|f| f.as_str()).collect();
         let plan_id: i64 = sqlx::query_scalar(
-            "INSERT INTO plans (dealer_id, name, store_period, features, created_at) \
-             VALUES ($1, 'Standard', $2, $3, $4) RETURNING id",
+            "INSERT INTO plans (dealer_id, name, store_period, features, search_text, created_at) \
+             VALUES ($1, 'Standard', $2, $3, 'standard', $4) RETURNING id",
         )
         .bind(id)
         .bind(StorePeriod::DEFAULT.to_string())
@@ -126,11 +126,13 @@ impl Store {
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;
-        sqlx::query("UPDATE dealers SET default_tracker_plan_id = $1 WHERE id = $2")
-            .bind(plan_id)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO plan_defaults (dealer_id, device_type, plan_id) VALUES ($1, 'tracker', $2)",
+        )
+        .bind(id)
+        .bind(plan_id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "INSERT INTO panel_accounts (dealer_id, password_hash, created_at) VALUES ($1, $2, $3)",
         )
@@ -173,11 +175,13 @@ impl Store {
 
     /// The default tracker plan of a dealer.
     pub async fn default_tracker_plan(&self, dealer: DealerId) -> Result<PlanId> {
-        let plan: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT default_tracker_plan_id FROM dealers WHERE id = $1")
-                .bind(dealer.0)
-                .fetch_optional(&self.pool)
-                .await?;
+        let plan: Option<Option<i64>> = sqlx::query_scalar(
+            "SELECT pd.plan_id FROM dealers d LEFT JOIN plan_defaults pd \
+             ON pd.dealer_id = d.id AND pd.device_type = 'tracker' WHERE d.id = $1",
+        )
+        .bind(dealer.0)
+        .fetch_optional(&self.pool)
+        .await?;
         match plan {
             None => Err(Error::NotFound {
                 entity: "dealer",
@@ -307,7 +311,8 @@ impl Store {
     pub async fn dealer_info(&self, dealer: DealerId) -> Result<DealerInfo> {
         let row = sqlx::query(
             "SELECT d.*, p.store_period AS plan_store_period FROM dealers d \
-             LEFT JOIN plans p ON p.id = d.default_tracker_plan_id WHERE d.id = $1",
+             LEFT JOIN plan_defaults pd ON pd.dealer_id = d.id AND pd.device_type = 'tracker' \
+             LEFT JOIN plans p ON p.id = pd.plan_id WHERE d.id = $1",
         )
         .bind(dealer.0)
         .fetch_optional(&self.pool)

@@ -114,6 +114,32 @@ pub enum Error {
         /// The login given.
         login: String,
     },
+    /// Another record of the owner has this name (244).
+    #[error("a {entity} named {name:?} exists")]
+    DuplicateName {
+        /// The kind of record.
+        entity: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// The device type does not support what was asked (214).
+    #[error("{reason}")]
+    NotSupportedByDevice {
+        /// Why.
+        reason: String,
+    },
+    /// A plan named as the new default does not exist for the dealer (239).
+    #[error("plan {plan_id} does not exist")]
+    NewPlanNotFound {
+        /// The plan.
+        plan_id: i64,
+    },
+    /// A plan cannot serve where it was named (237).
+    #[error("{reason}")]
+    InvalidPlan {
+        /// Why.
+        reason: String,
+    },
     /// The credential is unknown, expired, ended, or of another kind.
     #[error("credential not found or session ended")]
     CredentialNotFound,
@@ -186,6 +212,10 @@ impl HasCode for Error {
             Self::DealerNotFound { .. } => ErrorCode::DealerNotFound,
             Self::CredentialNotFound => ErrorCode::CredentialNotFound,
             Self::OverQuota { .. } => ErrorCode::OverQuota,
+            Self::DuplicateName { .. } => ErrorCode::DuplicateEntityLabel,
+            Self::NotSupportedByDevice { .. } => ErrorCode::NotSupportedByDevice,
+            Self::NewPlanNotFound { .. } => ErrorCode::NewTariffNotFound,
+            Self::InvalidPlan { .. } => ErrorCode::InvalidTariff,
             Self::MissingCalibration { .. } => ErrorCode::MissingCalibration,
             Self::PasswordHash(_) | Self::Task(_) | Self::DataDir { .. } => ErrorCode::Unexpected,
             Self::DatabaseUnavailable(_) => ErrorCode::DatabaseUnavailable,

@@ -26,6 +26,7 @@ mod ingest_tokens;
 mod listing;
 mod location;
 mod model;
+mod plans;
 mod plugins;
 mod records;
 mod retranslators;
@@ -49,9 +50,10 @@ pub use departments::{Department, MAX_DEPARTMENT_LABEL_CHARS};
 pub use error::{Error, Result};
 pub use garages::{Garage, MAX_GARAGE_NAME_CHARS};
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
-pub use listing::{ListQuery, MAX_LIST_LIMIT};
+pub use listing::{ListQuery, MAX_LIST_LIMIT, OrderedQuery};
 pub use location::Location;
-pub use model::{BlockStatus, ContractType, LegalType, StorePeriod};
+pub use model::{BlockStatus, ContractType, DeviceType, LegalType, PlanType, StorePeriod};
+pub use plans::{Plan, PlanDefaults, PlanQuery, ServicePrices};
 pub use plugins::{BILLING_PLUGIN, Plugin, PluginFilter, PluginOwner};
 pub use retranslators::{
     DEFAULT_RETRANSLATOR_QUOTA, RETRANSLATOR_PROTOCOLS, Retranslator, RetranslatorProtocol,

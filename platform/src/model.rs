@@ -109,6 +109,28 @@ text_enum!(
     }
 );
 
+text_enum!(
+    /// How a plan charges.
+    PlanType {
+        /// A monthly fee.
+        Monthly = "monthly",
+        /// A fee per day the device was active (trackers only).
+        Activeday = "activeday",
+    }
+);
+
+text_enum!(
+    /// The kind of device a plan is for.
+    DeviceType {
+        /// A GPS tracker.
+        Tracker = "tracker",
+        /// A camera.
+        Camera = "camera",
+        /// A smart socket.
+        Socket = "socket",
+    }
+);
+
 /// How long a plan keeps data: `2h`, `3d`, `12m`, `1y`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StorePeriod {

@@ -125,27 +125,32 @@ pub struct FuelSensor {
 }
 
 impl Store {
-    /// Creates a plan for a dealer; 244 when the dealer has a plan of that name.
+    /// Creates a plan for a dealer (the operator's way, with features); 244
+    /// when the dealer has a plan of that name.
     pub async fn create_plan(&self, new: NewPlan) -> Result<PlanId> {
         crate::check_printable("name", &new.name, 1, 255)?;
         let features: Vec<&str> = new.features.iter().map(|f| f.as_str()).collect();
         let id = sqlx::query_scalar::<_, i64>(
-            "INSERT INTO plans (dealer_id, name, store_period, features, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            "INSERT INTO plans (dealer_id, name, store_period, features, search_text, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
         )
         .bind(new.dealer_id.0)
         .bind(&new.name)
         .bind(new.store_period.to_string())
         .bind(serde_json::to_string(&features).map_err(|e| Error::corrupt("features", e))?)
+        .bind(crate::listing::search_text(&[&new.name]))
         .bind(self.clock.now())
         .fetch_one(&self.pool)
         .await
         .map_err(|e| match &e {
-            sqlx::Error::Database(db) if db.is_unique_violation() => {
-                Error::invalid("name", format!("the dealer already has a plan named {:?}", new.name))
-            }
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
-                Error::NotFound { entity: "dealer", id: new.dealer_id.to_string() }
-            }
+            sqlx::Error::Database(db) if db.is_unique_violation() => Error::DuplicateName {
+                entity: "plan",
+                name: new.name.clone(),
+            },
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => Error::NotFound {
+                entity: "dealer",
+                id: new.dealer_id.to_string(),
+            },
             _ => Error::from(e),
         })?;
         Ok(PlanId(id))
