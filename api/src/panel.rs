@@ -1,5 +1,6 @@
 //! Dealer panel calls (`/v2/panel`, spec document 2).
 
+mod activation_code;
 mod tariff;
 
 use std::collections::BTreeMap;
@@ -52,6 +53,7 @@ pub(crate) fn routes() -> Vec<Route> {
     ]
     .into_iter()
     .chain(tariff::routes())
+    .chain(activation_code::routes())
     .collect()
 }
 

@@ -16,6 +16,7 @@
 //! This crate does not own HTTP (`api`), nor telemetry (`ingest`, `query`).
 
 mod access;
+mod activation_codes;
 mod bills;
 mod credentials;
 mod dealers;
@@ -43,6 +44,7 @@ mod vehicle_batch;
 mod vehicles;
 
 pub use access::{Feature, Permission, Right};
+pub use activation_codes::{ActivationCode, CodeTerms, MAX_CODES_PER_CALL, MAX_CODES_PER_UPDATE};
 pub use bills::Bill;
 pub use credentials::{ApiKey, CredentialKind, PanelAuth, UserAuth};
 pub use dealers::{DealerInfo, NewDealer};

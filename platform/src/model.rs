@@ -6,6 +6,17 @@ use chrono::{DateTime, Months, TimeDelta, Utc};
 
 use crate::{Error, Result};
 
+/// Writes an optional instant as the panel does: `YYYY-MM-DD HH:MM:SS` in UTC, or null.
+pub(crate) fn utc_text<S: serde::Serializer>(
+    instant: &Option<DateTime<Utc>>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match instant {
+        Some(t) => serializer.serialize_str(&t.format("%Y-%m-%d %H:%M:%S").to_string()),
+        None => serializer.serialize_none(),
+    }
+}
+
 macro_rules! text_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)* }) => {
         $(#[$doc])*

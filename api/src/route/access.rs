@@ -270,22 +270,31 @@ impl Access for User {
     }
 }
 
-/// A dealer panel call and the permission it needs.
+/// A dealer panel call and the permissions it needs (one, or two).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Panel {
-    permission: Option<Permission>,
+    permissions: [Option<Permission>; 2],
 }
 
 impl Panel {
     /// A panel call any panel session may make.
     pub(crate) const fn any() -> Self {
-        Self { permission: None }
+        Self {
+            permissions: [None, None],
+        }
     }
 
     /// A panel call that needs a permission.
     pub(crate) const fn needs(permission: Permission) -> Self {
         Self {
-            permission: Some(permission),
+            permissions: [Some(permission), None],
+        }
+    }
+
+    /// ... and another one too (`activation_code: read` and `create`).
+    pub(crate) const fn and(self, permission: Permission) -> Self {
+        Self {
+            permissions: [self.permissions[0], Some(permission)],
         }
     }
 }
@@ -300,7 +309,7 @@ impl Access for Panel {
             ErrorCode::AccessDenied,
             ErrorCode::TooManyRequests,
         ];
-        if self.permission.is_some() {
+        if self.permissions.iter().any(Option::is_some) {
             codes.push(ErrorCode::OperationNotPermitted);
         }
         AccessDoc {
@@ -323,7 +332,7 @@ impl Access for Panel {
             .inner
             .limits
             .check(&RateKey::PanelDealer(auth.dealer_id))?;
-        if let Some(permission) = self.permission {
+        for permission in self.permissions.into_iter().flatten() {
             if !auth.has(permission) {
                 return Err(ApiError::with_description(
                     ErrorCode::OperationNotPermitted,

@@ -18,6 +18,7 @@ mod intake;
 mod intake_limits;
 mod openapi;
 mod panel;
+mod panel_activation_codes;
 mod panel_tariffs;
 mod plugins;
 mod rate_limits;

@@ -27,12 +27,7 @@ fn plan(name: &str) -> Value {
 }
 
 async fn panel(srv: &TestServer, acc: &Account) -> String {
-    srv.post(
-        "/v2/panel/account/auth",
-        json!({"login": acc.dealer.0.to_string(), "password": acc.dealer_password}),
-    )
-    .await
-    .hash()
+    srv.panel_session(acc.dealer, &acc.dealer_password).await
 }
 
 async fn create(srv: &TestServer, hash: &str, tariff: Value) -> i64 {
@@ -385,13 +380,7 @@ async fn permissions_are_checked_and_dealers_never_see_each_others_plans() {
     create(&srv, &theirs, plan("Mine")).await;
 
     let (reader, password) = srv.dealer(Some(vec![Permission::TariffsRead])).await;
-    let reader_hash = srv
-        .post(
-            "/v2/panel/account/auth",
-            json!({"login": reader.0.to_string(), "password": password}),
-        )
-        .await
-        .hash();
+    let reader_hash = srv.panel_session(reader, &password).await;
     list(&srv, &reader_hash, json!({})).await;
     srv.post(
         "/v2/panel/tariff/create",

@@ -279,6 +279,16 @@ impl TestServer {
         (id, password)
     }
 
+    /// A panel session of `dealer`.
+    pub(crate) async fn panel_session(&self, dealer: DealerId, password: &str) -> String {
+        self.post(
+            "/v2/panel/account/auth",
+            serde_json::json!({"login": dealer.0.to_string(), "password": password}),
+        )
+        .await
+        .hash()
+    }
+
     /// A user of `dealer` (zone Asia/Tokyo), not logged in.
     pub(crate) async fn user(&self, dealer: DealerId, login: &str) -> UserId {
         self.store
