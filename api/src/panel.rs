@@ -1,6 +1,7 @@
 //! Dealer panel calls (`/v2/panel`, spec document 2).
 
 mod activation_code;
+mod subpaas;
 mod tariff;
 
 use std::collections::BTreeMap;
@@ -54,6 +55,7 @@ pub(crate) fn routes() -> Vec<Route> {
     .into_iter()
     .chain(tariff::routes())
     .chain(activation_code::routes())
+    .chain(subpaas::routes())
     .collect()
 }
 

@@ -8,7 +8,9 @@ use sqlx::Row;
 
 use crate::credentials::PanelAuth;
 use crate::secret::{hash_password, verify_password};
-use crate::{BlockStatus, ContractType, Error, Permission, Result, Secret, Store, StorePeriod};
+use crate::{
+    BlockStatus, ContractType, Error, PaasTariff, Permission, Result, Secret, Store, StorePeriod,
+};
 
 /// A dealer to create, with its panel account.
 #[derive(Debug, Clone)]
@@ -27,6 +29,38 @@ pub struct NewDealer {
     pub default_user_time_zone: String,
 }
 
+/// What a dealer may be created with beyond [`NewDealer`] (sub-dealers).
+#[derive(Debug, Clone)]
+pub(crate) struct DealerExtras {
+    pub(crate) parent: Option<DealerId>,
+    pub(crate) paas_tariff: Option<i64>,
+    pub(crate) block_status: BlockStatus,
+    pub(crate) legal_name: String,
+    pub(crate) email: String,
+    pub(crate) jur_country: String,
+    pub(crate) domain: String,
+    pub(crate) contact_fio: String,
+    pub(crate) contact_post: String,
+    pub(crate) contact_phone: String,
+}
+
+impl Default for DealerExtras {
+    fn default() -> Self {
+        Self {
+            parent: None,
+            paas_tariff: None,
+            block_status: BlockStatus::NotBlocked,
+            legal_name: String::new(),
+            email: String::new(),
+            jur_country: String::new(),
+            domain: String::new(),
+            contact_fio: String::new(),
+            contact_post: String::new(),
+            contact_phone: String::new(),
+        }
+    }
+}
+
 /// The dealer info of `/panel/dealer/get_info`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DealerInfo {
@@ -40,8 +74,20 @@ pub struct DealerInfo {
     pub contract_type: ContractType,
     /// The PaaS plan id.
     pub tariff_id: Option<i64>,
+    /// The PaaS plan.
+    pub tariff: PaasTariff,
     /// True for trial PaaS plans.
     pub demo_tariff: bool,
+    /// End of the trackers' plan period, or null.
+    pub tracker_tariff_end_date: Option<String>,
+    /// End of the trial, or null.
+    pub demo_ends: Option<String>,
+    /// When the PaaS was paid for (the dealer's creation day, `YYYY-MM-DD`).
+    pub paas_activation_date: String,
+    /// License balance.
+    pub license_balance: f64,
+    /// The currency the dealer pays in (its PaaS plan's).
+    pub seller_currency: String,
     /// Title.
     pub title: String,
     /// Block status.
@@ -79,6 +125,15 @@ pub struct DealerInfo {
 impl Store {
     /// Creates a dealer, its panel account and its default tracker plan.
     pub async fn create_dealer(&self, new: NewDealer) -> Result<DealerId> {
+        self.insert_dealer(&new, &DealerExtras::default()).await
+    }
+
+    /// Creates a dealer with the members only sub-dealers are made with.
+    pub(crate) async fn insert_dealer(
+        &self,
+        new: &NewDealer,
+        extras: &DealerExtras,
+    ) -> Result<DealerId> {
         crate::check_printable("title", &new.title, 1, 255)?;
         crate::check_printable("panel_password", &new.panel_password, 6, 40)?;
         crate::check_time_zone("default_user_time_zone", &new.default_user_time_zone)?;
@@ -105,13 +160,25 @@ impl Store {
             });
         }
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO dealers (id, title, contract_type, default_user_time_zone, created_at) \
-             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            "INSERT INTO dealers (id, title, contract_type, default_user_time_zone, paas_plan_id, \
+             parent_dealer_id, block_status, legal_name, email, jur_country, domain, contact_fio, \
+             contact_post, contact_phone, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
         )
         .bind(new.id.map(|d| d.0))
         .bind(&new.title)
         .bind(new.contract_type.as_str())
         .bind(&new.default_user_time_zone)
+        .bind(extras.paas_tariff.unwrap_or(crate::DEFAULT_PAAS_TARIFF))
+        .bind(extras.parent.map(|p| p.0))
+        .bind(extras.block_status.as_str())
+        .bind(&extras.legal_name)
+        .bind(&extras.email)
+        .bind(&extras.jur_country)
+        .bind(&extras.domain)
+        .bind(&extras.contact_fio)
+        .bind(&extras.contact_post)
+        .bind(&extras.contact_phone)
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;
@@ -141,7 +208,10 @@ impl Store {
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        let permissions = new.permissions.unwrap_or_else(|| Permission::ALL.to_vec());
+        let permissions = new
+            .permissions
+            .clone()
+            .unwrap_or_else(|| Permission::ALL.to_vec());
         for permission in permissions {
             sqlx::query("INSERT INTO panel_permissions (dealer_id, permission) VALUES ($1, $2) ON CONFLICT DO NOTHING")
                 .bind(id)
@@ -170,6 +240,31 @@ impl Store {
                 id: dealer.to_string(),
             });
         }
+        Ok(())
+    }
+
+    /// Marks a dealer deleted (the operator's act: no panel call deletes a
+    /// dealer). Its records stay; its sessions end, and as a sub-dealer it
+    /// reads `DELETED` and refuses every change (13).
+    pub async fn mark_dealer_deleted(&self, dealer: DealerId) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
+            "UPDATE dealers SET deleted = TRUE, block_status = 'BLOCK_LOGIN' WHERE id = $1",
+        )
+        .bind(dealer.0)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound {
+                entity: "dealer",
+                id: dealer.to_string(),
+            });
+        }
+        sqlx::query("DELETE FROM panel_sessions WHERE dealer_id = $1")
+            .bind(dealer.0)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -344,14 +439,23 @@ impl Store {
                 .map_err(|e| Error::corrupt("store_period", e))?,
             None => StorePeriod::DEFAULT,
         };
+        let tariff = self.dealer_paas_tariff(dealer).await?;
         Ok(DealerInfo {
             id: dealer.0,
             seller_id: row.try_get("seller_id")?,
             parent_dealer_id: row.try_get("parent_dealer_id")?,
             contract_type: ContractType::parse("contract_type", &text("contract_type")?)
                 .map_err(|e| Error::corrupt("contract_type", e))?,
-            tariff_id: row.try_get("paas_plan_id")?,
-            demo_tariff: false,
+            tariff_id: Some(tariff.id),
+            demo_tariff: tariff.trial,
+            tracker_tariff_end_date: None,
+            demo_ends: None,
+            paas_activation_date: row
+                .try_get::<chrono::DateTime<chrono::Utc>, _>("created_at")?
+                .format("%Y-%m-%d")
+                .to_string(),
+            license_balance: 0.0,
+            seller_currency: tariff.currency.clone(),
             title: text("title")?,
             block_status: BlockStatus::parse("block_status", &text("block_status")?)
                 .map_err(|e| Error::corrupt("block_status", e))?,
@@ -369,6 +473,7 @@ impl Store {
             features,
             store_period: store_period.to_iso8601(),
             default_user_time_zone: text("default_user_time_zone")?,
+            tariff,
         })
     }
 }

@@ -114,6 +114,12 @@ pub enum Error {
         /// The login given.
         login: String,
     },
+    /// The caller may not do this (13).
+    #[error("{reason}")]
+    NotPermitted {
+        /// Why.
+        reason: String,
+    },
     /// Another record of the owner has this name (244).
     #[error("a {entity} named {name:?} exists")]
     DuplicateName {
@@ -213,6 +219,7 @@ impl HasCode for Error {
             Self::CredentialNotFound => ErrorCode::CredentialNotFound,
             Self::OverQuota { .. } => ErrorCode::OverQuota,
             Self::DuplicateName { .. } => ErrorCode::DuplicateEntityLabel,
+            Self::NotPermitted { .. } => ErrorCode::OperationNotPermitted,
             Self::NotSupportedByDevice { .. } => ErrorCode::NotSupportedByDevice,
             Self::NewPlanNotFound { .. } => ErrorCode::NewTariffNotFound,
             Self::InvalidPlan { .. } => ErrorCode::InvalidTariff,

@@ -352,19 +352,9 @@ impl Store {
         Ok((plans, count))
     }
 
-    /// What the dealer pays for services: its PaaS plan's prices (zero
-    /// without a PaaS plan).
+    /// What the dealer pays for services: its PaaS plan's prices.
     pub async fn wholesale_service_prices(&self, dealer: DealerId) -> Result<ServicePrices> {
-        let prices: Option<String> = sqlx::query_scalar(
-            "SELECT p.service_prices FROM dealers d JOIN plans p ON p.id = d.paas_plan_id \
-             WHERE d.id = $1",
-        )
-        .bind(dealer.0)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(prices
-            .and_then(|p| serde_json::from_str(&p).ok())
-            .unwrap_or_default())
+        Ok(self.dealer_paas_tariff(dealer).await?.service_prices)
     }
 
     /// `tariff/defaults/read`: the defaults of trackers and cameras.

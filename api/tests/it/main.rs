@@ -19,6 +19,7 @@ mod intake_limits;
 mod openapi;
 mod panel;
 mod panel_activation_codes;
+mod panel_subpaas;
 mod panel_tariffs;
 mod plugins;
 mod rate_limits;
