@@ -30,6 +30,7 @@ mod model;
 mod paas;
 mod plans;
 mod plugins;
+mod profile;
 mod records;
 mod retranslators;
 mod secret;

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
+use crate::profile::{PROFILE_COLUMNS, Profile, assignments, placeholders};
 use crate::secret::hash_password;
-use crate::{Error, LegalType, Result, Store, check_login, records, trimmed_text};
+use crate::{Error, LegalType, Result, Store, records};
 
 /// A sub-user: the panel user's shape without `dealer_id`, `verified` and
 /// the read-only members (spec document 3). Texts are trimmed and
@@ -102,151 +103,72 @@ fn individual() -> LegalType {
     LegalType::Individual
 }
 
-/// The profile columns of `users`, in the order [`Subuser`] binds them.
-const PROFILE: &str = "activated, login, first_name, middle_name, last_name, legal_type, phone, \
-    post_country, post_index, post_region, post_city, post_street_address, registered_country, \
-    registered_index, registered_region, registered_city, registered_street_address, state_reg_num, \
-    tin, legal_name, iec, security_group_id";
+/// The columns of `users` a [`Subuser`] is stored in, in the order [`bind`] binds them.
+fn columns() -> String {
+    format!("activated, {PROFILE_COLUMNS}, security_group_id")
+}
+
+crate::profile::profile_members!(Subuser);
 
 impl Subuser {
     /// The sub-user as stored, or the first member that is not valid,
     /// named by its path (`user.phone`).
-    fn checked(self) -> Result<Self> {
-        let text =
-            |field: &'static str, value: &str, max: usize| trimmed_text(field, value, 0, max);
-        let legal_entity = self.legal_type == LegalType::LegalEntity;
-        let phone = text("user.phone", &self.phone, 15)?;
-        if !phone.is_empty() && (phone.len() < 10 || !phone.bytes().all(|b| b.is_ascii_digit())) {
-            return Err(Error::invalid(
-                "user.phone",
-                "must be 10 to 15 digits without a plus sign",
-            ));
-        }
-        let legal_name = text("user.legal_name", &self.legal_name, 255)?;
-        if !legal_entity && !legal_name.is_empty() {
-            return Err(Error::invalid(
-                "user.legal_name",
-                "is for legal_type legal_entity only",
-            ));
-        }
-        let iec = self
-            .iec
-            .as_deref()
-            .map(|iec| text("user.iec", iec, 32))
-            .transpose()?;
-        if !legal_entity && iec.is_some() {
-            return Err(Error::invalid(
-                "user.iec",
-                "is for legal_type legal_entity only",
-            ));
-        }
-        Ok(Self {
-            id: self.id,
-            activated: self.activated,
-            login: check_login("user.login", &self.login)?,
-            first_name: text("user.first_name", &self.first_name, 100)?,
-            middle_name: text("user.middle_name", &self.middle_name, 100)?,
-            last_name: text("user.last_name", &self.last_name, 100)?,
-            legal_type: self.legal_type,
-            phone,
-            post_country: text("user.post_country", &self.post_country, 255)?,
-            post_index: text("user.post_index", &self.post_index, 255)?,
-            post_region: text("user.post_region", &self.post_region, 255)?,
-            post_city: text("user.post_city", &self.post_city, 255)?,
-            post_street_address: text("user.post_street_address", &self.post_street_address, 255)?,
-            registered_country: text("user.registered_country", &self.registered_country, 255)?,
-            registered_index: text("user.registered_index", &self.registered_index, 255)?,
-            registered_region: text("user.registered_region", &self.registered_region, 255)?,
-            registered_city: text("user.registered_city", &self.registered_city, 255)?,
-            registered_street_address: text(
-                "user.registered_street_address",
-                &self.registered_street_address,
-                255,
-            )?,
-            state_reg_num: text("user.state_reg_num", &self.state_reg_num, 15)?,
-            tin: text("user.tin", &self.tin, 32)?,
-            legal_name,
-            iec,
-            security_group_id: self.security_group_id,
-            created_at: self.created_at,
-        })
+    fn checked(mut self) -> Result<Self> {
+        let profile = self.profile().checked()?;
+        self.set_profile(profile);
+        Ok(self)
     }
 
     fn from_row(row: &SqliteRow) -> Result<Self> {
-        let legal_type: String = row.try_get("legal_type")?;
-        Ok(Self {
+        let profile = Profile::from_row(row)?;
+        let mut user = Self {
             id: Some(row.try_get("id")?),
             activated: row.try_get("activated")?,
-            login: row.try_get("login")?,
-            first_name: row.try_get("first_name")?,
-            middle_name: row.try_get("middle_name")?,
-            last_name: row.try_get("last_name")?,
-            legal_type: LegalType::parse("legal_type", &legal_type)
-                .map_err(|e| Error::corrupt("users.legal_type", e))?,
-            phone: row.try_get("phone")?,
-            post_country: row.try_get("post_country")?,
-            post_index: row.try_get("post_index")?,
-            post_region: row.try_get("post_region")?,
-            post_city: row.try_get("post_city")?,
-            post_street_address: row.try_get("post_street_address")?,
-            registered_country: row.try_get("registered_country")?,
-            registered_index: row.try_get("registered_index")?,
-            registered_region: row.try_get("registered_region")?,
-            registered_city: row.try_get("registered_city")?,
-            registered_street_address: row.try_get("registered_street_address")?,
-            state_reg_num: row.try_get("state_reg_num")?,
-            tin: row.try_get("tin")?,
-            legal_name: row.try_get("legal_name")?,
-            iec: row.try_get("iec")?,
+            login: String::new(),
+            first_name: String::new(),
+            middle_name: String::new(),
+            last_name: String::new(),
+            legal_type: profile.legal_type,
+            phone: String::new(),
+            post_country: String::new(),
+            post_index: String::new(),
+            post_region: String::new(),
+            post_city: String::new(),
+            post_street_address: String::new(),
+            registered_country: String::new(),
+            registered_index: String::new(),
+            registered_region: String::new(),
+            registered_city: String::new(),
+            registered_street_address: String::new(),
+            state_reg_num: String::new(),
+            tin: String::new(),
+            legal_name: String::new(),
+            iec: None,
             security_group_id: row.try_get("security_group_id")?,
             created_at: row.try_get("created_at")?,
-        })
-    }
-
-    /// Binds the [`PROFILE`] columns, in order.
-    fn bind<'q>(
-        &'q self,
-        query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
-    ) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
-        query
-            .bind(self.activated)
-            .bind(&self.login)
-            .bind(&self.first_name)
-            .bind(&self.middle_name)
-            .bind(&self.last_name)
-            .bind(self.legal_type.as_str())
-            .bind(&self.phone)
-            .bind(&self.post_country)
-            .bind(&self.post_index)
-            .bind(&self.post_region)
-            .bind(&self.post_city)
-            .bind(&self.post_street_address)
-            .bind(&self.registered_country)
-            .bind(&self.registered_index)
-            .bind(&self.registered_region)
-            .bind(&self.registered_city)
-            .bind(&self.registered_street_address)
-            .bind(&self.state_reg_num)
-            .bind(&self.tin)
-            .bind(&self.legal_name)
-            .bind(&self.iec)
-            .bind(self.security_group_id)
+        };
+        user.set_profile(profile);
+        Ok(user)
     }
 }
 
-/// `$from, $from+1, …` for the [`PROFILE`] columns.
-fn placeholders(from: usize) -> Vec<String> {
-    (from..from + PROFILE.split(',').count())
-        .map(|n| format!("${n}"))
-        .collect()
+/// Binds the [`columns`] of a checked sub-user, in order.
+fn bind<'q>(
+    activated: bool,
+    profile: &'q Profile,
+    security_group_id: Option<i64>,
+    query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    profile.bind(query.bind(activated)).bind(security_group_id)
 }
 
 impl Store {
     /// The sub-users of a master user, by id.
     pub async fn list_subusers(&self, master: UserId) -> Result<Vec<Subuser>> {
         let rows = sqlx::query(&format!(
-            "SELECT id, created_at, {PROFILE} FROM users \
-             WHERE master_user_id = $1 AND deleted = FALSE ORDER BY id"
+            "SELECT id, created_at, {} FROM users \
+             WHERE master_user_id = $1 AND deleted = FALSE ORDER BY id",
+            columns()
         ))
         .bind(master.0)
         .fetch_all(&self.pool)
@@ -278,8 +200,8 @@ impl Store {
         })?;
         self.check_group(master, user.security_group_id).await?;
         let password_hash = hash_password(password).await?;
-        let columns = PROFILE;
-        let values = placeholders(6).join(", ");
+        let columns = columns();
+        let values = placeholders(&columns, 6);
         let insert = format!(
             "INSERT INTO users (dealer_id, master_user_id, password_hash, time_zone, created_at, \
              password_changed_at, {columns}) VALUES ($1, $2, $3, $4, $5, $5, {values}) RETURNING id"
@@ -290,8 +212,8 @@ impl Store {
             .bind(&password_hash)
             .bind(master_row.try_get::<String, _>("time_zone")?)
             .bind(self.clock.now());
-        let row = user
-            .bind(query)
+        let profile = user.profile();
+        let row = bind(user.activated, &profile, user.security_group_id, query)
             .fetch_one(&self.pool)
             .await
             .map_err(|e| crate::users::unique_login(e, &user.login))?;
@@ -314,18 +236,13 @@ impl Store {
         let user = user.checked()?;
         self.check_group(master, user.security_group_id).await?;
         let mut tx = self.pool.begin().await?;
-        let sets: Vec<String> = PROFILE
-            .split(',')
-            .map(str::trim)
-            .zip(placeholders(3))
-            .map(|(column, value)| format!("{column} = {value}"))
-            .collect();
         let update = format!(
             "UPDATE users SET {} WHERE id = $1 AND master_user_id = $2 AND deleted = FALSE",
-            sets.join(", ")
+            assignments(&columns(), 3)
         );
-        let done = user
-            .bind(sqlx::query(&update).bind(id).bind(master.0))
+        let profile = user.profile();
+        let query = sqlx::query(&update).bind(id).bind(master.0);
+        let done = bind(user.activated, &profile, user.security_group_id, query)
             .execute(&mut *tx)
             .await
             .map_err(|e| crate::users::unique_login(e, &user.login))?;
