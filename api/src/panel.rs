@@ -3,6 +3,7 @@
 mod activation_code;
 mod subpaas;
 mod tariff;
+mod user;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -56,6 +57,7 @@ pub(crate) fn routes() -> Vec<Route> {
     .chain(tariff::routes())
     .chain(activation_code::routes())
     .chain(subpaas::routes())
+    .chain(user::routes())
     .collect()
 }
 

@@ -114,6 +114,18 @@ pub enum Error {
         /// The login given.
         login: String,
     },
+    /// A tracker of the user is already corrupted (252).
+    #[error("tracker {tracker_id} is already corrupted")]
+    DeviceCorrupted {
+        /// The tracker.
+        tracker_id: i64,
+    },
+    /// Other users hold clones of the user's trackers (253).
+    #[error("{clones} clones of the user's trackers exist; corrupt_clones is false")]
+    DeviceHasClones {
+        /// How many.
+        clones: i64,
+    },
     /// The caller may not do this (13).
     #[error("{reason}")]
     NotPermitted {
@@ -220,6 +232,8 @@ impl HasCode for Error {
             Self::OverQuota { .. } => ErrorCode::OverQuota,
             Self::DuplicateName { .. } => ErrorCode::DuplicateEntityLabel,
             Self::NotPermitted { .. } => ErrorCode::OperationNotPermitted,
+            Self::DeviceCorrupted { .. } => ErrorCode::DeviceAlreadyCorrupted,
+            Self::DeviceHasClones { .. } => ErrorCode::DeviceHasClones,
             Self::NotSupportedByDevice { .. } => ErrorCode::NotSupportedByDevice,
             Self::NewPlanNotFound { .. } => ErrorCode::NewTariffNotFound,
             Self::InvalidPlan { .. } => ErrorCode::InvalidTariff,

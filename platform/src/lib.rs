@@ -28,6 +28,7 @@ mod listing;
 mod location;
 mod model;
 mod paas;
+mod panel_users;
 mod plans;
 mod plugins;
 mod profile;
@@ -59,6 +60,10 @@ pub use listing::{ListQuery, MAX_LIST_LIMIT, OrderedQuery};
 pub use location::Location;
 pub use model::{BlockStatus, ContractType, DeviceType, LegalType, PlanType, StorePeriod};
 pub use paas::{DEFAULT_PAAS_TARIFF, NewPaasTariff, PaasTariff};
+pub use panel_users::{
+    Discount, DiscountStrategy, NewPanelUser, PanelScope, PanelUser, PanelUserRecord,
+    PanelUserTerms,
+};
 pub use plans::{Plan, PlanDefaults, PlanQuery, ServicePrices};
 pub use plugins::{BILLING_PLUGIN, Plugin, PluginFilter, PluginOwner};
 pub use retranslators::{

@@ -67,8 +67,8 @@ impl Store {
         let now = self.clock.now();
         let id = sqlx::query_scalar::<_, i64>(
             "INSERT INTO users (dealer_id, login, password_hash, activated, verified, legal_type, \
-             first_name, last_name, time_zone, created_at, password_changed_at) \
-             VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $9) RETURNING id",
+             first_name, last_name, time_zone, created_at, password_changed_at, search_text) \
+             VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $9, $10) RETURNING id",
         )
         .bind(new.dealer_id.0)
         .bind(&login)
@@ -79,6 +79,14 @@ impl Store {
         .bind(&new.last_name)
         .bind(&time_zone)
         .bind(now)
+        .bind(crate::listing::search_text(&[
+            &login,
+            &new.first_name,
+            "",
+            &new.last_name,
+            "",
+            "",
+        ]))
         .fetch_one(&self.pool)
         .await
         .map_err(|e| unique_login(e, &login))?;

@@ -21,6 +21,7 @@ mod panel;
 mod panel_activation_codes;
 mod panel_subpaas;
 mod panel_tariffs;
+mod panel_users;
 mod plugins;
 mod rate_limits;
 mod raw_data;
