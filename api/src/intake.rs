@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use ingest::intake::{self, Limit, LineRules, ParsedLine, RejectedLine, TrackerRef};
-use platform::Secret;
+use platform::{Secret, Tracker};
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -306,7 +306,8 @@ fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
 }
 
 /// Resolves each distinct tracker once: unknown or deleted 201, another
-/// user's than the token's 204, blocked 208.
+/// user's than the token's 204, blocked 208, a clone 219 (its data is its
+/// source's: a device's lines go to the source, by its id or device id).
 async fn resolve(
     state: &AppState,
     parsed: Vec<ParsedLine>,
@@ -343,6 +344,17 @@ async fn resolve(
                 Some(t) if t.blocked => Err((
                     ErrorCode::DeviceBlocked,
                     format!("Device blocked: tracker {} is blocked", t.id),
+                )),
+                Some(Tracker {
+                    id,
+                    clone_of: Some(source),
+                    ..
+                }) => Err((
+                    ErrorCode::NotAllowedForClones,
+                    format!(
+                        "{}: tracker {id} is a clone of tracker {source}; send for the source",
+                        ErrorCode::NotAllowedForClones.meaning()
+                    ),
                 )),
                 Some(t) => Ok(t.id),
             };

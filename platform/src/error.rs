@@ -126,6 +126,34 @@ pub enum Error {
         /// How many.
         clones: i64,
     },
+    /// A polygon zone has more points than a zone may have (202).
+    #[error("`{field}`: {points} points, at most {max}")]
+    TooManyZonePoints {
+        /// The parameter holding the points (`zone.points`).
+        field: std::borrow::Cow<'static, str>,
+        /// Points given.
+        points: usize,
+        /// The most a zone may have.
+        max: usize,
+    },
+    /// A zone has fewer points than its type needs (284).
+    #[error("`{field}`: {points} points, a polygon needs at least {min}")]
+    TooFewZonePoints {
+        /// The parameter holding the points (`zone.points`).
+        field: std::borrow::Cow<'static, str>,
+        /// Points given.
+        points: usize,
+        /// The fewest its type needs.
+        min: usize,
+    },
+    /// The tracker is a clone, and this is for devices' own trackers only (219).
+    #[error("tracker {tracker_id} is a clone of tracker {source_id}")]
+    NotForClones {
+        /// The clone.
+        tracker_id: i64,
+        /// Its source.
+        source_id: i64,
+    },
     /// The caller may not do this (13).
     #[error("{reason}")]
     NotPermitted {
@@ -232,6 +260,9 @@ impl HasCode for Error {
             Self::OverQuota { .. } => ErrorCode::OverQuota,
             Self::DuplicateName { .. } => ErrorCode::DuplicateEntityLabel,
             Self::NotPermitted { .. } => ErrorCode::OperationNotPermitted,
+            Self::TooManyZonePoints { .. } => ErrorCode::TooManyPointsInZone,
+            Self::TooFewZonePoints { .. } => ErrorCode::NotEnoughPointsForZone,
+            Self::NotForClones { .. } => ErrorCode::NotAllowedForClones,
             Self::DeviceCorrupted { .. } => ErrorCode::DeviceAlreadyCorrupted,
             Self::DeviceHasClones { .. } => ErrorCode::DeviceHasClones,
             Self::NotSupportedByDevice { .. } => ErrorCode::NotSupportedByDevice,

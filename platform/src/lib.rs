@@ -29,6 +29,7 @@ mod location;
 mod model;
 mod paas;
 mod panel_users;
+mod places;
 mod plans;
 mod plugins;
 mod profile;
@@ -46,6 +47,7 @@ mod users;
 mod validate;
 mod vehicle_batch;
 mod vehicles;
+mod zones;
 
 pub use access::{Feature, Permission, Right};
 pub use activation_codes::{ActivationCode, CodeTerms, MAX_CODES_PER_CALL, MAX_CODES_PER_UPDATE};
@@ -64,6 +66,7 @@ pub use panel_users::{
     Discount, DiscountStrategy, NewPanelUser, PanelScope, PanelUser, PanelUserRecord,
     PanelUserTerms,
 };
+pub use places::{MAX_PLACE_DESCRIPTION_CHARS, MAX_PLACE_LABEL_CHARS, Place};
 pub use plans::{Plan, PlanDefaults, PlanQuery, ServicePrices};
 pub use plugins::{BILLING_PLUGIN, Plugin, PluginFilter, PluginOwner};
 pub use retranslators::{
@@ -83,3 +86,7 @@ pub use vehicle_batch::{
     BatchError, BatchRules, BatchSource, ConvertedBatch, ConvertedVehicle, DEFAULT_BATCH_FIELDS,
 };
 pub use vehicles::{FuelType, ListedVehicle, Vehicle, VehicleType};
+pub use zones::{
+    DEFAULT_ZONE_COLOR, GeoPoint, MAX_ZONE_LABEL_CHARS, MAX_ZONE_POINTS, MAX_ZONE_RADIUS_M,
+    MIN_POLYGON_POINTS, Zone, ZoneShape,
+};

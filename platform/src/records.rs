@@ -1,6 +1,8 @@
 //! What every account record's calls share: ids required by updates, and
 //! the answer when an id names no record of the account (201, whether it
-//! does not exist or is another account's: clarification 32).
+//! does not exist or is another account's: clarification 32; 204 when
+//! another call's parameter refers to it: clarification 44); the owner the
+//! operator names for a record (a live master user).
 
 use crate::{Error, Result};
 
@@ -43,4 +45,60 @@ pub(crate) async fn delete_owned(
     .execute(pool)
     .await?;
     one_changed(done.rows_affected(), entity, id)
+}
+
+/// Ok when `user` is a live master user (the owner of an account's
+/// records); 201 when there is no such live user, 7 naming `user_id` for a
+/// sub-user.
+pub(crate) async fn require_master(pool: &sqlx::SqlitePool, user: schemas::UserId) -> Result<()> {
+    let is_master: Option<bool> = sqlx::query_scalar(
+        "SELECT master_user_id IS NULL FROM users WHERE id = $1 AND deleted = FALSE",
+    )
+    .bind(user.0)
+    .fetch_optional(pool)
+    .await?;
+    match is_master {
+        Some(true) => Ok(()),
+        Some(false) => Err(Error::invalid(
+            "user_id",
+            format!("user {user} is a sub-user: an account's records belong to its master user"),
+        )),
+        None => Err(Error::NotFound {
+            entity: "user",
+            id: user.to_string(),
+        }),
+    }
+}
+
+/// The rows `ids` of `table` (a table with `id` and `master_user_id`: a
+/// constant of the caller, never input) owned by `master`, in the order
+/// asked, an id asked twice answered once; 204 naming the first id that is
+/// not the account's (a record another call refers to, clarification 44).
+pub(crate) async fn owned_rows(
+    pool: &sqlx::SqlitePool,
+    table: &'static str,
+    entity: &'static str,
+    master: schemas::UserId,
+    ids: &[i64],
+) -> Result<Vec<sqlx::sqlite::SqliteRow>> {
+    use sqlx::Row;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted = serde_json::to_string(ids).map_err(|e| Error::corrupt("ids", e))?;
+    let rows = sqlx::query(&format!(
+        "SELECT * FROM {table} WHERE master_user_id = $1 AND id IN (SELECT value FROM json_each($2))"
+    ))
+    .bind(master.0)
+    .bind(wanted)
+    .fetch_all(pool)
+    .await?;
+    let mut found = std::collections::HashMap::with_capacity(rows.len());
+    for row in rows {
+        found.insert(row.try_get::<i64, _>("id")?, row);
+    }
+    if let Some(&id) = ids.iter().find(|id| !found.contains_key(id)) {
+        return Err(Error::NotCallers { entity, id });
+    }
+    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
 }

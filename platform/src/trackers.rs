@@ -5,6 +5,9 @@ use sqlx::Row;
 
 use crate::{Error, Feature, Result, Store, StorePeriod, UserAuth};
 
+mod clones;
+mod plan_changes;
+
 /// A plan (tariff) to create for a dealer.
 #[derive(Debug, Clone)]
 pub struct NewPlan {
@@ -61,7 +64,8 @@ pub struct Tracker {
     pub blocked: bool,
     /// Deleted.
     pub deleted: bool,
-    /// The source tracker when this is a clone.
+    /// The source tracker when this is a clone (another user's view of the
+    /// source's device, reading the source's data).
     pub clone_of: Option<TrackerId>,
     /// The tracker's own zone, else the owner's (IANA id).
     pub time_zone: String,
@@ -272,6 +276,7 @@ impl Store {
     /// Sets how `MOVEMENT` is derived (clarification 26): moving at or above
     /// `idle_speed_threshold_kmh`, idle below it while `ignition_source`
     /// (`states.<name>`, `discrete_inputs.<n>` or `inputs.<name>`) is on.
+    /// 201 for no such live tracker, 219 for a clone.
     pub async fn set_tracker_movement(
         &self,
         tracker: TrackerId,
@@ -307,21 +312,15 @@ impl Store {
                 ),
             ));
         }
-        let done = sqlx::query(
-            "UPDATE trackers SET idle_speed_threshold_kmh = $1, ignition_source = $2 \
-             WHERE id = $3 AND deleted = FALSE",
+        self.device_tracker(tracker).await?;
+        sqlx::query(
+            "UPDATE trackers SET idle_speed_threshold_kmh = $1, ignition_source = $2 WHERE id = $3",
         )
         .bind(idle_speed_threshold_kmh)
         .bind(ignition_source)
         .bind(tracker.0)
         .execute(&self.pool)
         .await?;
-        if done.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                entity: "tracker",
-                id: tracker.to_string(),
-            });
-        }
         Ok(())
     }
 
@@ -372,8 +371,14 @@ impl Store {
         }
     }
 
-    /// A tracker the caller may use: 201 when no such id exists, 204 when it is
+    /// A tracker the caller may read: 201 when no such id exists, 204 when it is
     /// not the caller's (or outside a sub-user's scope, or deleted), 208 when blocked.
+    ///
+    /// For a clone (checked as named: the caller's, in scope, not blocked),
+    /// the answer is its source with the clone's time zone: the source's
+    /// id, whose telemetry the clone shows, its fuel sensors, movement
+    /// settings and store period; 204 when the source is gone, 208 when it
+    /// is blocked.
     pub async fn tracker_for(&self, caller: &UserAuth, tracker: TrackerId) -> Result<Tracker> {
         let found = self
             .tracker(tracker)
@@ -397,7 +402,10 @@ impl Store {
                 tracker_id: tracker.0,
             });
         }
-        Ok(found)
+        match found.clone_of {
+            Some(source) => self.read_through_clone(found, source).await,
+            None => Ok(found),
+        }
     }
 
     async fn subuser_sees(&self, subuser: UserId, tracker: TrackerId) -> Result<bool> {
@@ -440,7 +448,8 @@ impl Store {
         Ok(lacking)
     }
 
-    /// Creates a fuel sensor on a tracker.
+    /// Creates a fuel sensor on a tracker; 201 for no such live tracker,
+    /// 219 for a clone.
     pub async fn create_fuel_sensor(
         &self,
         tracker: TrackerId,
@@ -459,12 +468,7 @@ impl Store {
                 "must be an input name such as lls_level_1",
             ));
         }
-        if self.tracker(tracker).await?.is_none_or(|t| t.deleted) {
-            return Err(Error::NotFound {
-                entity: "tracker",
-                id: tracker.to_string(),
-            });
-        }
+        self.device_tracker(tracker).await?;
         let calibration = calibration
             .map(|c| serde_json::to_string(&c.0))
             .transpose()
@@ -481,6 +485,27 @@ impl Store {
         .fetch_one(&self.pool)
         .await?;
         Ok(SensorId(id))
+    }
+
+    /// A live tracker that is not a clone: what a device's own settings
+    /// (sensors, movement) belong to. 201 when there is no such live
+    /// tracker, 219 for a clone (its source's settings serve it).
+    async fn device_tracker(&self, tracker: TrackerId) -> Result<Tracker> {
+        let found = self
+            .tracker(tracker)
+            .await?
+            .filter(|t| !t.deleted)
+            .ok_or_else(|| Error::NotFound {
+                entity: "tracker",
+                id: tracker.to_string(),
+            })?;
+        match found.clone_of {
+            Some(source) => Err(Error::NotForClones {
+                tracker_id: tracker.0,
+                source_id: source.0,
+            }),
+            None => Ok(found),
+        }
     }
 
     /// The fuel sensors of a tracker, in creation order.

@@ -51,3 +51,11 @@ id_type!(
     /// A token that authorises device data intake.
     IngestTokenId
 );
+id_type!(
+    /// A zone (a circle or a polygon) of a master user's account.
+    ZoneId
+);
+id_type!(
+    /// A place (a named point of interest) of a master user's account.
+    PlaceId
+);

@@ -25,6 +25,8 @@ mod telemetry;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error_code::{ErrorCode, HasCode};
-pub use ids::{DealerId, IngestTokenId, PlanId, SecurityGroupId, SensorId, TrackerId, UserId};
+pub use ids::{
+    DealerId, IngestTokenId, PlaceId, PlanId, SecurityGroupId, SensorId, TrackerId, UserId, ZoneId,
+};
 pub use message::{FLAG_BITS, GpsFixType, Message, MnType, StateValue, format_number};
 pub use telemetry::{ClickHouseTable, FileEntry, TelemetrySnapshot, TelemetrySource, TrackerSpan};

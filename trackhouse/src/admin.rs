@@ -15,6 +15,8 @@ use platform::{
 use schemas::{DealerId, HasCode, PlanId, TrackerId, UserId};
 use serde_json::{Value, json};
 
+mod geo;
+
 /// Options of `trackhouse admin`.
 #[derive(Debug, Args)]
 pub(crate) struct AdminArgs {
@@ -67,6 +69,12 @@ enum AdminCommand {
     /// vehicle has open ones, `vehicle/update` cannot change its tracker: 261).
     #[command(subcommand, name = "service-task")]
     ServiceTask(ServiceTaskCommand),
+    /// Zones (circles, polygons) of master users, which geo links bound positions by.
+    #[command(subcommand)]
+    Zone(geo::ZoneCommand),
+    /// Places (points of interest) of master users, which geo links draw.
+    #[command(subcommand)]
+    Place(geo::PlaceCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -183,6 +191,15 @@ enum PlanCommand {
         #[arg(long, value_delimiter = ',')]
         features: Vec<String>,
     },
+    /// Set a plan's features for every tracker on it, from the next call on → `{"plan_id":N,"features":[..]}`.
+    Features {
+        /// The plan.
+        #[arg(long)]
+        plan_id: i64,
+        /// Features, comma-separated (multilevel_access, weblocator); `""` for none.
+        #[arg(long, value_delimiter = ',', required = true)]
+        features: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -278,6 +295,28 @@ enum TrackerCommand {
         /// The column reporting ignition: `states.<name>`, `inputs.<name>` or `discrete_inputs.<n>`.
         #[arg(long, default_value = "states.ignition")]
         ignition_source: String,
+    },
+    /// Move a tracker to another plan of its owner's dealer → `{"tracker_id":N,"plan_id":N}`.
+    Plan {
+        /// The tracker.
+        #[arg(long)]
+        tracker_id: i64,
+        /// The plan (another dealer's: 201).
+        #[arg(long)]
+        plan_id: i64,
+    },
+    /// Clone a tracker for another master user: a view of the same device
+    /// and its data → `{"tracker_id":N,"clone_of":N,"user_id":N}`.
+    Clone {
+        /// The source tracker (not a clone: 219).
+        #[arg(long)]
+        tracker_id: i64,
+        /// The master user who gets the clone (not the source's owner).
+        #[arg(long)]
+        user_id: i64,
+        /// The clone's label (default: the source's).
+        #[arg(long)]
+        label: Option<String>,
     },
 }
 
@@ -454,6 +493,15 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
                 .await?;
             json!({"plan_id": id})
         }
+        AdminCommand::Plan(PlanCommand::Features { plan_id, features }) => {
+            let names: Vec<String> = features
+                .into_iter()
+                .filter(|f| !f.trim().is_empty())
+                .collect();
+            let features = parse_list("features", &names, Feature::parse)?;
+            let stored = store.set_plan_features(PlanId(plan_id), &features).await?;
+            json!({"plan_id": plan_id, "features": stored.iter().map(|f| f.as_str()).collect::<Vec<_>>()})
+        }
         AdminCommand::User(UserCommand::Create {
             dealer_id,
             login,
@@ -529,6 +577,27 @@ async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Re
                 "ignition_source": ignition_source,
             })
         }
+        AdminCommand::Tracker(TrackerCommand::Plan {
+            tracker_id,
+            plan_id,
+        }) => {
+            store
+                .set_tracker_plan(TrackerId(tracker_id), PlanId(plan_id))
+                .await?;
+            json!({"tracker_id": tracker_id, "plan_id": plan_id})
+        }
+        AdminCommand::Tracker(TrackerCommand::Clone {
+            tracker_id,
+            user_id,
+            label,
+        }) => {
+            let clone = store
+                .clone_tracker(TrackerId(tracker_id), UserId(user_id), label.as_deref())
+                .await?;
+            json!({"tracker_id": clone, "clone_of": tracker_id, "user_id": user_id})
+        }
+        AdminCommand::Zone(command) => geo::zone(store, command).await?,
+        AdminCommand::Place(command) => geo::place(store, command).await?,
         AdminCommand::Sensor(SensorCommand::Create {
             tracker_id,
             name,

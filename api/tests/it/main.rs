@@ -10,6 +10,7 @@ mod bills;
 mod clickhouse_current;
 mod clickhouse_outage;
 mod clickhouse_refusals;
+mod clones;
 mod conventions;
 mod departments;
 mod disk_full;

@@ -6,6 +6,9 @@ use tempfile::TempDir;
 
 use crate::support::{admin, admin_error, is_secret, master_user};
 
+mod geo;
+mod trackers;
+
 /// The id under `key`, checking it is the object's only member.
 fn only_id(answer: &Value, key: &str) -> i64 {
     let object = answer.as_object().expect("an object");
