@@ -13,7 +13,10 @@ pub type ApiResult<T, E = ApiError> = std::result::Result<T, E>;
 /// A parameter that failed validation, as listed in `errors`.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ParamIssue {
-    /// The parameter (`title`, `user.login`, `codes[1]`).
+    /// The row of an uploaded file (1-based, the header not counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_number: Option<usize>,
+    /// The parameter (`title`, `user.login`, `codes[1]`), or a file's column.
     pub parameter: String,
     /// What is wrong with it.
     pub error: String,
@@ -55,6 +58,7 @@ impl ApiError {
     /// Code 7 naming the failing parameter.
     pub fn invalid(parameter: impl Into<String>, error: impl Into<String>) -> Self {
         let issue = ParamIssue {
+            row_number: None,
             parameter: parameter.into(),
             error: error.into(),
         };
@@ -129,6 +133,25 @@ impl From<platform::Error> for ApiError {
     fn from(err: platform::Error) -> Self {
         match err {
             platform::Error::InvalidArgument { field, reason } => Self::invalid(field, reason),
+            platform::Error::Rows { ref rows, .. } if rows.is_empty() => Self::from_error(err),
+            err @ platform::Error::Rows { .. } => {
+                let code = err.code();
+                let description = format!("{}: {err}", code.meaning());
+                let platform::Error::Rows { rows, .. } = err else {
+                    return Self::new(code);
+                };
+                Self {
+                    errors: rows
+                        .into_iter()
+                        .map(|r| ParamIssue {
+                            row_number: Some(r.row_number),
+                            parameter: r.parameter,
+                            error: r.error,
+                        })
+                        .collect(),
+                    ..Self::with_description(code, description)
+                }
+            }
             err => Self::from_error(err),
         }
     }

@@ -400,11 +400,12 @@ fn error_object(schemas: &mut Schemas) -> Value {
                 },
                 "errors": {
                     "type": "array",
-                    "description": "With code 7: each failing parameter and what is wrong with it.",
+                    "description": "With code 7: each failing parameter and what is wrong with it (with codes 7, 206 and 273 of a file upload: each row's problems).",
                     "items": {
                         "type": "object",
                         "required": ["parameter", "error"],
                         "properties": {
+                            "row_number": { "type": "integer", "description": "The row of an uploaded file, 1-based, the header row not counted." },
                             "parameter": { "type": "string", "description": "The parameter as the caller wrote it (`title`, `user.login`, `codes[1]`)." },
                             "error": { "type": "string" }
                         }

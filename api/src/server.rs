@@ -70,6 +70,8 @@ pub struct ApiConfig {
     /// Lines `vehicle/batch_convert` converts (clarification 35: 500); more
     /// are cut and `limit_exceeded` is true.
     pub batch_convert_max_lines: usize,
+    /// Data rows `panel/user/upload` takes (more: the file is refused, code 7).
+    pub max_upload_users: usize,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -100,6 +102,7 @@ impl Default for ApiConfig {
             billing_orders_base_url: String::new(),
             uploads: platform::UploadRules::default(),
             batch_convert_max_lines: 500,
+            max_upload_users: 10_000,
         }
     }
 }

@@ -114,6 +114,14 @@ pub enum Error {
         /// The login given.
         login: String,
     },
+    /// Rows of an uploaded file that cannot be taken: nothing was stored.
+    #[error("{}", rows_message(*fault, rows))]
+    Rows {
+        /// Why: bad rows (7), a login twice in the file (273), a login registered (206).
+        fault: RowsFault,
+        /// Each row's problem.
+        rows: Vec<RowIssue>,
+    },
     /// A tracker of the user is already corrupted (252).
     #[error("tracker {tracker_id} is already corrupted")]
     DeviceCorrupted {
@@ -237,6 +245,49 @@ pub enum Error {
     Task(#[source] tokio::task::JoinError),
 }
 
+/// Why rows of an uploaded file were refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsFault {
+    /// A value is missing or not valid (7).
+    Invalid,
+    /// A login appears more than once in the file (273).
+    DuplicateInFile,
+    /// A login is registered already (206).
+    LoginInUse,
+    /// The file has no data rows (274).
+    Empty,
+}
+
+fn rows_message(fault: RowsFault, rows: &[RowIssue]) -> String {
+    let Some(first) = rows.first() else {
+        return "the file has no data rows".into();
+    };
+    let what = match fault {
+        RowsFault::Invalid => "rows are not valid",
+        RowsFault::DuplicateInFile => "rows repeat a login of the file",
+        RowsFault::LoginInUse => "rows hold a login registered already",
+        RowsFault::Empty => "rows are empty",
+    };
+    format!(
+        "nothing was created: {} {what}, the first row {} (`{}` {})",
+        rows.len(),
+        first.row_number,
+        first.parameter,
+        first.error
+    )
+}
+
+/// One problem of one row of an uploaded file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowIssue {
+    /// The row, 1-based, the header row not counted.
+    pub row_number: usize,
+    /// The column, by its header name, or the object member.
+    pub parameter: String,
+    /// What is wrong.
+    pub error: String,
+}
+
 impl HasCode for Error {
     fn code(&self) -> ErrorCode {
         match self {
@@ -264,6 +315,12 @@ impl HasCode for Error {
             Self::TooFewZonePoints { .. } => ErrorCode::NotEnoughPointsForZone,
             Self::NotForClones { .. } => ErrorCode::NotAllowedForClones,
             Self::DeviceCorrupted { .. } => ErrorCode::DeviceAlreadyCorrupted,
+            Self::Rows { fault, .. } => match fault {
+                RowsFault::Invalid => ErrorCode::InvalidParameters,
+                RowsFault::DuplicateInFile => ErrorCode::DuplicateLogin,
+                RowsFault::LoginInUse => ErrorCode::LoginAlreadyInUse,
+                RowsFault::Empty => ErrorCode::EmptyDataFile,
+            },
             Self::DeviceHasClones { .. } => ErrorCode::DeviceHasClones,
             Self::NotSupportedByDevice { .. } => ErrorCode::NotSupportedByDevice,
             Self::NewPlanNotFound { .. } => ErrorCode::NewTariffNotFound,

@@ -252,7 +252,7 @@ const IN_SCOPE: &str = "u.master_user_id IS NULL AND u.deleted = FALSE AND (u.de
 /// The columns a panel user is stored in beside its profile.
 const OWN_COLUMNS: &str = "activated, verified, okpo_code, search_text";
 
-fn searchable(p: &Profile) -> String {
+pub(crate) fn searchable(p: &Profile) -> String {
     search_text(&[
         &p.login,
         &p.first_name,
@@ -265,7 +265,7 @@ fn searchable(p: &Profile) -> String {
 
 impl PanelUser {
     /// The user as stored, or the first member that is not valid.
-    fn checked(mut self) -> Result<Self> {
+    pub(crate) fn checked(mut self) -> Result<Self> {
         let profile = self.profile().checked()?;
         let okpo_code = self
             .okpo_code

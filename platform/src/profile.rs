@@ -57,11 +57,12 @@ impl Profile {
                 "must be 10 to 15 digits without a plus sign",
             ));
         }
+        // Document 2's upload asks sole traders for a legal name too.
         let legal_name = text("user.legal_name", &self.legal_name, 255)?;
-        if !legal_entity && !legal_name.is_empty() {
+        if self.legal_type == LegalType::Individual && !legal_name.is_empty() {
             return Err(Error::invalid(
                 "user.legal_name",
-                "is for legal_type legal_entity only",
+                "is for legal_type legal_entity or sole_trader only",
             ));
         }
         let iec = self
@@ -181,7 +182,7 @@ macro_rules! profile_members {
     ($object:ty) => {
         impl $object {
             /// Its profile members.
-            fn profile(&self) -> crate::profile::Profile {
+            pub(crate) fn profile(&self) -> crate::profile::Profile {
                 crate::profile::Profile {
                     login: self.login.clone(),
                     first_name: self.first_name.clone(),
@@ -207,7 +208,7 @@ macro_rules! profile_members {
             }
 
             /// Sets its profile members.
-            fn set_profile(&mut self, p: crate::profile::Profile) {
+            pub(crate) fn set_profile(&mut self, p: crate::profile::Profile) {
                 self.login = p.login;
                 self.first_name = p.first_name;
                 self.middle_name = p.middle_name;

@@ -57,22 +57,49 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// Hashes a password with argon2id (default parameters), on this thread.
+fn hash_now(password: &str) -> Result<String> {
+    let mut salt_bytes = [0u8; 16];
+    getrandom::fill(&mut salt_bytes)
+        .map_err(|e| Error::PasswordHash(format!("OS random source failed: {e}")))?;
+    let salt =
+        SaltString::encode_b64(&salt_bytes).map_err(|e| Error::PasswordHash(e.to_string()))?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(|e| Error::PasswordHash(e.to_string()))
+}
+
 /// Hashes a password with argon2id (default parameters) on a blocking thread.
 pub(crate) async fn hash_password(password: &str) -> Result<String> {
     let password = password.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut salt_bytes = [0u8; 16];
-        getrandom::fill(&mut salt_bytes)
-            .map_err(|e| Error::PasswordHash(format!("OS random source failed: {e}")))?;
-        let salt =
-            SaltString::encode_b64(&salt_bytes).map_err(|e| Error::PasswordHash(e.to_string()))?;
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|hash| hash.to_string())
-            .map_err(|e| Error::PasswordHash(e.to_string()))
-    })
-    .await
-    .map_err(Error::Task)?
+    tokio::task::spawn_blocking(move || hash_now(&password))
+        .await
+        .map_err(Error::Task)?
+}
+
+/// Hashes many passwords, in order, spread over every core (one blocking
+/// task per core, each hashing its share in turn).
+pub(crate) async fn hash_passwords(passwords: Vec<String>) -> Result<Vec<String>> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let share = passwords.len().div_ceil(cores).max(1);
+    let mut tasks = Vec::with_capacity(cores);
+    let mut rest = passwords;
+    while !rest.is_empty() {
+        let tail = rest.split_off(share.min(rest.len()));
+        let chunk = std::mem::replace(&mut rest, tail);
+        tasks.push(tokio::task::spawn_blocking(move || {
+            chunk
+                .iter()
+                .map(|p| hash_now(p))
+                .collect::<Result<Vec<_>>>()
+        }));
+    }
+    let mut hashes = Vec::new();
+    for task in tasks {
+        hashes.extend(task.await.map_err(Error::Task)??);
+    }
+    Ok(hashes)
 }
 
 /// A valid argon2id hash of a password nobody knows; verified against when the

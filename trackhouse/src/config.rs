@@ -128,6 +128,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub(crate) batch_convert_max_lines: usize,
 
+    /// Data rows `panel/user/upload` takes from one file (more: the file is refused, code 7).
+    #[arg(long, env = "TRACKHOUSE_MAX_UPLOAD_USERS", default_value_t = 10_000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub(crate) max_upload_users: usize,
+
     /// Raw data exports and fuel resamplings running at once in all; more: HTTP 503, code 8, Retry-After.
     #[arg(long, env = "TRACKHOUSE_MAX_READS", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
@@ -320,6 +325,7 @@ impl ServerArgs {
                 ttl: std::time::Duration::from_secs(self.upload_ttl_hours * 3600),
             },
             batch_convert_max_lines: self.batch_convert_max_lines,
+            max_upload_users: self.max_upload_users,
             ..ApiConfig::default()
         }
     }

@@ -4,15 +4,16 @@
 
 use platform::{
     Discount, NewPanelUser, OrderedQuery, PanelAuth, PanelScope, PanelUser, PanelUserTerms,
-    Permission, Secret,
+    Permission, Secret, UserUploadRules,
 };
 use schemas::ErrorCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::answer::{Done, Success};
-use crate::route::{Panel, Params, Route};
-use crate::{ApiResult, AppState};
+use crate::params::FilePart;
+use crate::route::{FILE_PART, Panel, Params, Route};
+use crate::{ApiError, ApiResult, AppState};
 
 type Caller = (PanelAuth, Secret);
 
@@ -113,6 +114,26 @@ pub(super) fn routes() -> Vec<Route> {
              act as its customer. 103 for a deactivated user. Needs `user_sessions: create`.",
         )
         .errors(&[ErrorCode::NotFoundInDatabase, ErrorCode::UserNotActivated]),
+        Route::with_files(
+            "/v2/panel/user/upload",
+            Panel::needs(Permission::UsersCreate),
+            upload,
+        )
+        .doc(
+            "Upload users",
+            "Creates a user of the dealer for every row of the file in the multipart part `file`: \
+             CSV (`;`, UTF-8) or XLS/XLSX (first sheet), a header row naming the columns of \
+             document 2 in any order (`Email address`, `Password`, `Status` 1/0, `Legal status` \
+             1/2/3, `Surname`, `Name` required). All or nothing: bad rows are 7, a login twice in \
+             the file 273, a login registered already 206, each listed in `errors` with its \
+             `row_number`; no data rows is 274. New users get the dealer's default user time \
+             zone. At most `--max-upload-users` (10,000) rows. Needs `users: create`.",
+        )
+        .errors(&[
+            ErrorCode::DuplicateLogin,
+            ErrorCode::EmptyDataFile,
+            ErrorCode::LoginAlreadyInUse,
+        ]),
     ]
 }
 
@@ -320,6 +341,56 @@ async fn corrupt(state: AppState, (auth, _): Caller, p: CorruptParams) -> ApiRes
         .corrupt_panel_user(scope(&auth), p.user_id, &p.login, p.corrupt_clones)
         .await?;
     Ok(Success::done())
+}
+
+/// No parameter but the credential; the file is the part `file`.
+#[derive(Debug, Deserialize, ToSchema)]
+struct UploadParams {}
+
+impl Params for UploadParams {}
+
+/// Every row created.
+#[derive(Debug, Serialize, ToSchema)]
+struct Uploaded {
+    /// Users created.
+    total: usize,
+    /// Rows refused: 0 (any refusal is an error answer, and nothing is created).
+    errors: usize,
+}
+
+async fn upload(
+    state: AppState,
+    (auth, _): Caller,
+    _: UploadParams,
+    files: Vec<FilePart>,
+) -> ApiResult<Success<Uploaded>> {
+    let mut parts = files.into_iter().filter(|f| f.name == FILE_PART);
+    let (Some(part), None) = (parts.next(), parts.next()) else {
+        return Err(ApiError::invalid(
+            FILE_PART,
+            "send exactly one file, in the multipart/form-data part `file`",
+        ));
+    };
+    let config = &state.inner.config;
+    if part.content.len() > config.uploads.max_bytes {
+        return Err(ApiError::invalid(
+            FILE_PART,
+            format!(
+                "is {} bytes; files are at most {} bytes (--max-upload-bytes)",
+                part.content.len(),
+                config.uploads.max_bytes
+            ),
+        ));
+    }
+    let rules = UserUploadRules {
+        max_rows: config.max_upload_users,
+        max_inflated_bytes: config.uploads.max_inflated_bytes,
+    };
+    let total = state
+        .store()
+        .upload_panel_users(scope(&auth), &rules, &part.content)
+        .await?;
+    Ok(Success(Uploaded { total, errors: 0 }))
 }
 
 /// The session.

@@ -22,6 +22,7 @@ mod panel;
 mod panel_activation_codes;
 mod panel_subpaas;
 mod panel_tariffs;
+mod panel_user_upload;
 mod panel_users;
 mod plugins;
 mod rate_limits;

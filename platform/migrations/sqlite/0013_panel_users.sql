@@ -11,6 +11,8 @@ CREATE TABLE user_discounts (
     strategy TEXT NOT NULL CHECK (strategy IN ('no_summing', 'sum_with_progressive'))
 );
 
+-- Devices the user may hold at most (`panel/user/upload`'s "Device limit"); null: the plan's.
+ALTER TABLE users ADD COLUMN device_limit BIGINT;
 ALTER TABLE users ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
 UPDATE users SET search_text = lower(login || char(10) || first_name || char(10) || middle_name
     || char(10) || last_name || char(10) || legal_name || char(10) || phone)

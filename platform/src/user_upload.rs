@@ -1,0 +1,472 @@
+//! `/panel/user/upload` (spec document 2, clarification 49): a dealer's
+//! users from a CSV (`;`) or XLS/XLSX file with a header row, columns found
+//! by their English header names in any order. The whole file is checked
+//! before anything is stored: any bad row, and nothing is created, every
+//! problem named by row and column. Passwords are hashed over every core;
+//! the rows are stored in one transaction.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDate;
+
+use crate::panel_users::{Discount, DiscountStrategy, PanelScope, PanelUser};
+use crate::profile::{PROFILE_COLUMNS, placeholders};
+use crate::secret::hash_passwords;
+use crate::spreadsheet::{self, Table};
+use crate::{Error, LegalType, Result, RowIssue, RowsFault, Store, check_printable};
+
+/// Columns of the file: (header name, required).
+const COLUMNS: &[(&str, bool)] = &[
+    ("Email address", true),
+    ("Password", true),
+    ("Status", true),
+    ("Legal status", true),
+    ("Surname", true),
+    ("Name", true),
+    ("Middle name", false),
+    ("Phone number", false),
+    ("Comment", false),
+    ("Country", false),
+    ("Region", false),
+    ("City", false),
+    ("Street, address", false),
+    ("Zip code", false),
+    ("Legal name", false),
+    ("Tax number", false),
+    ("IEC", false),
+    ("Registration country", false),
+    ("Registration region", false),
+    ("Registration city", false),
+    ("Registration address", false),
+    ("Registration zip code", false),
+    ("Discount", false),
+    ("End date of discount", false),
+    ("Device limit", false),
+];
+
+/// Columns legal entities and sole traders must fill.
+const COMPANY_COLUMNS: &[&str] = &[
+    "Country",
+    "Region",
+    "City",
+    "Street, address",
+    "Zip code",
+    "Legal name",
+];
+
+/// What an upload may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserUploadRules {
+    /// Data rows at most (more: the file is refused, 7).
+    pub max_rows: usize,
+    /// Bytes an XLSX may expand to.
+    pub max_inflated_bytes: u64,
+}
+
+/// A header as compared: lower case, single spaces, no `*`.
+fn normalized(header: &str) -> String {
+    header
+        .trim()
+        .trim_end_matches('*')
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// One checked row, ready to store.
+struct Row {
+    user: PanelUser,
+    password: String,
+    comment: String,
+    discount: Option<(Discount, Option<chrono::DateTime<chrono::Utc>>)>,
+    device_limit: Option<i64>,
+}
+
+/// Where each column is in the file; 7 naming `file` for an unknown,
+/// repeated or missing column.
+fn layout(header: &[String]) -> Result<HashMap<&'static str, usize>> {
+    let mut found = HashMap::new();
+    for (i, cell) in header.iter().enumerate() {
+        if cell.trim().is_empty() {
+            continue;
+        }
+        let name = normalized(cell);
+        let Some((column, _)) = COLUMNS.iter().find(|(c, _)| normalized(c) == name) else {
+            return Err(Error::invalid(
+                "file",
+                format!("the header has an unknown column {cell:?}"),
+            ));
+        };
+        if found.insert(*column, i).is_some() {
+            return Err(Error::invalid(
+                "file",
+                format!("the header has the column {column:?} twice"),
+            ));
+        }
+    }
+    let missing: Vec<&str> = COLUMNS
+        .iter()
+        .filter(|(c, required)| *required && !found.contains_key(c))
+        .map(|(c, _)| *c)
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::invalid(
+            "file",
+            format!(
+                "the header lacks the required columns {}",
+                missing.join(", ")
+            ),
+        ));
+    }
+    Ok(found)
+}
+
+/// Checks one row; its problems go to `issues`.
+fn check_row(
+    number: usize,
+    cells: &[String],
+    layout: &HashMap<&'static str, usize>,
+    issues: &mut Vec<RowIssue>,
+) -> Option<Row> {
+    let cell = |column: &str| -> String {
+        layout
+            .get(column)
+            .and_then(|i| cells.get(*i))
+            .map_or_else(String::new, |c| c.trim().to_owned())
+    };
+    let start = issues.len();
+    let mut issue = |column: &str, error: String| {
+        issues.push(RowIssue {
+            row_number: number,
+            parameter: column.to_owned(),
+            error,
+        });
+    };
+    for (column, required) in COLUMNS {
+        if *required && cell(column).is_empty() {
+            issue(column, "is required".into());
+        }
+    }
+    let activated = match cell("Status").to_lowercase().as_str() {
+        "1" | "true" | "yes" | "active" | "activated" => Some(true),
+        "0" | "false" | "no" | "inactive" | "blocked" => Some(false),
+        "" => None,
+        other => {
+            issue(
+                "Status",
+                format!("{other:?} is not 1 (active) or 0 (inactive)"),
+            );
+            None
+        }
+    };
+    let legal_type = match cell("Legal status").as_str() {
+        "1" => Some(LegalType::Individual),
+        "2" => Some(LegalType::LegalEntity),
+        "3" => Some(LegalType::SoleTrader),
+        "" => None,
+        other => {
+            issue(
+                "Legal status",
+                format!("{other:?} is not 1 (individual), 2 (legal entity) or 3 (sole trader)"),
+            );
+            None
+        }
+    };
+    if matches!(
+        legal_type,
+        Some(LegalType::LegalEntity | LegalType::SoleTrader)
+    ) {
+        for column in COMPANY_COLUMNS {
+            if cell(column).is_empty() {
+                issue(
+                    column,
+                    "is required for legal entities and sole traders".into(),
+                );
+            }
+        }
+    }
+    let password = cell("Password");
+    if !password.is_empty() {
+        if let Err(Error::InvalidArgument { reason, .. }) =
+            check_printable("password", &password, 6, 20)
+        {
+            issue("Password", reason);
+        }
+    }
+    let comment = cell("Comment");
+    if comment.chars().count() > 255 {
+        issue("Comment", "must be at most 255 characters".into());
+    }
+    let discount = match cell("Discount").replace(',', ".").as_str() {
+        "" => None,
+        text => match text.parse::<f64>() {
+            Ok(value) if value.is_finite() && (0.0..=100.0).contains(&value) => Some(value),
+            _ => {
+                issue(
+                    "Discount",
+                    format!("{text:?} is not a percent from 0 to 100"),
+                );
+                None
+            }
+        },
+    };
+    let end_date = match cell("End date of discount").as_str() {
+        "" => None,
+        text => {
+            let day = text.get(..10).unwrap_or(text);
+            match NaiveDate::parse_from_str(day, "%Y-%m-%d") {
+                Ok(d) => d.and_hms_opt(23, 59, 59).map(|t| t.and_utc()),
+                Err(_) => {
+                    issue(
+                        "End date of discount",
+                        format!("{text:?} is not a date YYYY-MM-DD"),
+                    );
+                    None
+                }
+            }
+        }
+    };
+    let device_limit = match cell("Device limit").as_str() {
+        "" => None,
+        text => match text.parse::<i64>() {
+            Ok(n) if n >= 0 => Some(n),
+            _ => {
+                issue(
+                    "Device limit",
+                    format!("{text:?} is not a whole number, 0 or more"),
+                );
+                None
+            }
+        },
+    };
+    let (Some(activated), Some(legal_type)) = (activated, legal_type) else {
+        return None;
+    };
+    let legal = legal_type != LegalType::Individual;
+    let user = PanelUser {
+        id: None,
+        dealer_id: None,
+        activated,
+        verified: None,
+        login: cell("Email address"),
+        first_name: cell("Name"),
+        middle_name: cell("Middle name"),
+        last_name: cell("Surname"),
+        legal_name: if legal {
+            cell("Legal name")
+        } else {
+            String::new()
+        },
+        legal_type,
+        phone: cell("Phone number"),
+        post_country: cell("Country"),
+        post_index: cell("Zip code"),
+        post_region: cell("Region"),
+        post_city: cell("City"),
+        post_street_address: cell("Street, address"),
+        registered_country: cell("Registration country"),
+        registered_index: cell("Registration zip code"),
+        registered_region: cell("Registration region"),
+        registered_city: cell("Registration city"),
+        registered_street_address: cell("Registration address"),
+        state_reg_num: String::new(),
+        tin: cell("Tax number"),
+        okpo_code: None,
+        iec: Some(cell("IEC")).filter(|i| legal_type == LegalType::LegalEntity && !i.is_empty()),
+        balance: 0.0,
+        bonus: 0.0,
+        creation_date: String::new(),
+        trackers_count: 0,
+        comment: String::new(),
+    };
+    let user = match user.checked() {
+        Ok(user) => user,
+        Err(Error::InvalidArgument { field, reason }) => {
+            issue(column_of(&field), reason);
+            return None;
+        }
+        Err(_) => return None,
+    };
+    if issues.len() > start {
+        return None;
+    }
+    Some(Row {
+        user,
+        password,
+        comment,
+        discount: discount.map(|value| {
+            (
+                Discount {
+                    value,
+                    min_trackers: 0,
+                    end_date: None,
+                    strategy: DiscountStrategy::NoSumming,
+                },
+                end_date,
+            )
+        }),
+        device_limit,
+    })
+}
+
+/// The file column of an object member the profile check named.
+fn column_of(member: &str) -> &'static str {
+    match member.trim_start_matches("user.") {
+        "login" => "Email address",
+        "first_name" => "Name",
+        "middle_name" => "Middle name",
+        "last_name" => "Surname",
+        "phone" => "Phone number",
+        "post_country" => "Country",
+        "post_index" => "Zip code",
+        "post_region" => "Region",
+        "post_city" => "City",
+        "post_street_address" => "Street, address",
+        "registered_country" => "Registration country",
+        "registered_index" => "Registration zip code",
+        "registered_region" => "Registration region",
+        "registered_city" => "Registration city",
+        "registered_street_address" => "Registration address",
+        "tin" => "Tax number",
+        "iec" => "IEC",
+        "legal_name" => "Legal name",
+        _ => "Legal status",
+    }
+}
+
+fn refuse(fault: RowsFault, rows: Vec<RowIssue>) -> Error {
+    Error::Rows { fault, rows }
+}
+
+impl Store {
+    /// `user/upload`: every row of the file as a user of the panel's dealer
+    /// (the dealer's default user time zone and locale), or nothing; how
+    /// many were created. 274 for a file without data rows, 273 for a login
+    /// twice in it, 206 for a login already registered, 7 for bad rows.
+    pub async fn upload_panel_users(
+        &self,
+        scope: PanelScope,
+        rules: &UserUploadRules,
+        file: &[u8],
+    ) -> Result<usize> {
+        let max_rows = rules.max_rows;
+        let max_inflated = rules.max_inflated_bytes;
+        let file = file.to_vec();
+        let Table { rows, cut } = tokio::task::spawn_blocking(move || {
+            spreadsheet::read_file("file", &file, max_rows.saturating_add(1), max_inflated)
+        })
+        .await
+        .map_err(Error::Task)??;
+        if cut {
+            return Err(Error::invalid(
+                "file",
+                format!("holds more than {max_rows} rows (--max-upload-users)"),
+            ));
+        }
+        let mut rows = rows.into_iter();
+        let Some(header) = rows.next() else {
+            return Err(refuse(RowsFault::Empty, Vec::new()));
+        };
+        let layout = layout(&header)?;
+        let data: Vec<Vec<String>> = rows.collect();
+        if data.is_empty() {
+            return Err(refuse(RowsFault::Empty, Vec::new()));
+        }
+        let mut issues = Vec::new();
+        let checked: Vec<Option<Row>> = data
+            .iter()
+            .enumerate()
+            .map(|(i, cells)| check_row(i + 1, cells, &layout, &mut issues))
+            .collect();
+        if !issues.is_empty() {
+            return Err(refuse(RowsFault::Invalid, issues));
+        }
+        let rows: Vec<Row> = checked.into_iter().flatten().collect();
+        // A login twice in the file: every row holding it.
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut twice = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(first) = seen.insert(row.user.login.as_str(), i + 1) {
+                twice.push(RowIssue {
+                    row_number: i + 1,
+                    parameter: "Email address".into(),
+                    error: format!("{} is also on row {first}", row.user.login),
+                });
+            }
+        }
+        if !twice.is_empty() {
+            return Err(refuse(RowsFault::DuplicateInFile, twice));
+        }
+        let logins: Vec<&str> = rows.iter().map(|r| r.user.login.as_str()).collect();
+        let taken: Vec<String> = sqlx::query_scalar(
+            "SELECT login FROM users WHERE login IN (SELECT value FROM json_each($1))",
+        )
+        .bind(serde_json::to_string(&logins).map_err(|e| Error::corrupt("logins", e))?)
+        .fetch_all(&self.pool)
+        .await?;
+        if !taken.is_empty() {
+            let issues = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| taken.contains(&r.user.login))
+                .map(|(i, r)| RowIssue {
+                    row_number: i + 1,
+                    parameter: "Email address".into(),
+                    error: format!("{} is registered already", r.user.login),
+                })
+                .collect();
+            return Err(refuse(RowsFault::LoginInUse, issues));
+        }
+        let (zone, locale): (String, String) =
+            sqlx::query_as("SELECT default_user_time_zone, locale FROM dealers WHERE id = $1")
+                .bind(scope.dealer.0)
+                .fetch_one(&self.pool)
+                .await?;
+        let hashes = hash_passwords(rows.iter().map(|r| r.password.clone()).collect()).await?;
+        let now = self.clock.now();
+        let columns = format!("{PROFILE_COLUMNS}, activated, verified, search_text");
+        let insert = format!(
+            "INSERT INTO users (dealer_id, password_hash, time_zone, locale, comment, device_limit, \
+             created_at, password_changed_at, {columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, {}) \
+             RETURNING id",
+            placeholders(&columns, 8)
+        );
+        let mut tx = self.pool.begin().await?;
+        for (row, hash) in rows.iter().zip(&hashes) {
+            let profile = row.user.profile();
+            let query = sqlx::query(&insert)
+                .bind(scope.dealer.0)
+                .bind(hash)
+                .bind(&zone)
+                .bind(&locale)
+                .bind(&row.comment)
+                .bind(row.device_limit)
+                .bind(now);
+            let id: i64 = sqlx::Row::try_get(
+                &profile
+                    .bind(query)
+                    .bind(row.user.activated)
+                    .bind(row.user.activated)
+                    .bind(crate::panel_users::searchable(&profile))
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(|e| crate::users::unique_login(e, &profile.login))?,
+                "id",
+            )?;
+            if let Some((discount, end)) = &row.discount {
+                sqlx::query(
+                    "INSERT INTO user_discounts (user_id, value, min_trackers, end_date, strategy) \
+                     VALUES ($1, $2, 0, $3, 'no_summing')",
+                )
+                .bind(id)
+                .bind(discount.value)
+                .bind(end)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(rows.len())
+    }
+}
