@@ -573,3 +573,35 @@ async fn users_global_reaches_sub_dealers_and_nothing_else() {
     let stranger_hash = srv.panel_session(stranger, &stranger_password).await;
     read(&srv, &stranger_hash, id).await.error(201, 400);
 }
+
+#[tokio::test]
+async fn clones_of_the_users_trackers_go_with_it_unless_told_not_to() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("panel-users-clones@example.com").await;
+    let hash = panel(&srv, &acc).await;
+    let holder = srv.user(acc.dealer, "clone-holder@example.com").await;
+    let clone = srv
+        .store
+        .clone_tracker(acc.trackers[0], holder, Some("Leased"))
+        .await
+        .unwrap();
+    let corrupt = |clones: bool| json!({"hash": hash, "user_id": acc.user.0, "login": acc.login, "corrupt_clones": clones});
+    // 253: others hold clones and corrupt_clones is false; nothing changes.
+    srv.post("/v2/panel/user/corrupt", corrupt(false))
+        .await
+        .error(253, 400);
+    read(&srv, &hash, acc.user.0).await.ok();
+    assert!(!srv.store.tracker(clone).await.unwrap().unwrap().deleted);
+    // By default the clones go too.
+    srv.post("/v2/panel/user/corrupt", corrupt(true)).await.ok();
+    assert!(srv.store.tracker(clone).await.unwrap().unwrap().deleted);
+    assert!(
+        srv.store
+            .tracker(acc.trackers[1])
+            .await
+            .unwrap()
+            .unwrap()
+            .deleted
+    );
+    read(&srv, &hash, holder.0).await.ok();
+}
