@@ -154,13 +154,47 @@ def _json_text_fields(schemas) -> dict:
     }
 
 
+# The panel's user calls (change_password, corrupt, update...) would change or
+# remove the demo's own users, whose logins these hooks need for sessions: an
+# id of one of them is replaced by an id no user has (the call answers 201).
+_PROTECTED = {u.get("user_id") for u in ACCOUNTS.get("users", [])} | {ACCOUNTS.get("subuser", {}).get("user_id")}
+_PROTECTED.discard(None)
+_NOBODY = 2_000_000_000
+
+
+def _protect(ctx, values):
+    if ctx.operation is None or not ctx.operation.path.startswith("/v2/panel/user/") or not isinstance(values, dict):
+        return values
+
+    def named(value):
+        try:
+            return int(value) in _PROTECTED
+        except (TypeError, ValueError):
+            return False
+
+    values = dict(values)
+    if named(values.get("user_id")):
+        values["user_id"] = _NOBODY
+    user = values.get("user")
+    if isinstance(user, dict) and named(user.get("id")):
+        values["user"] = {**user, "id": _NOBODY}
+    elif isinstance(user, str):
+        try:
+            parsed = json.loads(user)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and named(parsed.get("id")):
+            values["user"] = json.dumps({**parsed, "id": _NOBODY})
+    return values
+
+
 @schemathesis.hook
 def flatmap_query(ctx, query):
     if ctx.operation is None:
         return st.just(query)
     parameters = ctx.operation.definition.raw.get("parameters", [])
     fields = _json_text_fields((p.get("name"), p.get("schema")) for p in parameters if p.get("in") == "query")
-    return _json_text(query, fields)
+    return _json_text(_protect(ctx, query), fields).map(lambda v: _protect(ctx, v))
 
 
 @schemathesis.hook
@@ -172,4 +206,4 @@ def flatmap_body(ctx, body):
     fields = _json_text_fields(form.get("properties", {}).items())
     # Only a form body holds these as text; a JSON body holds the values themselves.
     fields = {k: v for k, v in fields.items() if isinstance(body, dict) and isinstance(body.get(k), str)}
-    return _json_text(body, fields)
+    return _json_text(_protect(ctx, body), fields).map(lambda v: _protect(ctx, v))
