@@ -10,6 +10,8 @@
 //! - [`layout`]: how many bytes of the stored Parquet files a read of a few
 //!   inner columns touches compared with a read of every column (the `layout`
 //!   binary prints it; a test keeps it under the bound).
+//! - [`vehicle_list`]: `vehicle/list` over an account of 100,000 vehicles
+//!   among 1,000 accounts (issue 14), pages checked, then timed.
 //!
 //! Criterion benches of the kernels (batching, CSV encoding, resampling) and
 //! load-generator binaries for the end-to-end paths live here, each compared
@@ -21,3 +23,4 @@ pub mod export;
 pub mod fleet;
 pub mod layout;
 pub mod resampling;
+pub mod vehicle_list;

@@ -37,15 +37,28 @@ pub(crate) struct ListRules {
     pub(crate) min_limit: i64,
 }
 
+/// One sort item of a checked list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SortItem {
+    /// The property, as the rules name it.
+    pub(crate) property: &'static str,
+    /// Whether it sorts descending.
+    pub(crate) descending: bool,
+}
+
 /// A list request checked against its [`ListRules`]: SQL pieces to splice
 /// (from the rules' constants only) and values to bind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CheckedList {
     /// `ORDER BY` items, the tie breaker last.
     pub(crate) order_by: String,
+    /// The sort items, most significant first (without the tie breaker).
+    pub(crate) sort: Vec<SortItem>,
     /// The `LIKE` pattern of the filter (lower-cased, `\` escaping `%`, `_`
     /// and itself), to match against a lower-cased search column.
     pub(crate) pattern: Option<String>,
+    /// The filter itself, trimmed and lower-cased (for a search index).
+    pub(crate) needle: Option<String>,
     /// Rows to answer.
     pub(crate) limit: i64,
     /// Rows to skip.
@@ -67,6 +80,7 @@ impl ListQuery {
             ));
         }
         let mut order_by = Vec::with_capacity(self.sort.len() + 1);
+        let mut sort = Vec::with_capacity(self.sort.len());
         for (i, item) in self.sort.iter().enumerate() {
             let field = || Cow::Owned(format!("sort[{i}]"));
             let (property, direction) = item.trim().split_once('=').ok_or_else(|| {
@@ -82,7 +96,7 @@ impl ListQuery {
                     ));
                 }
             };
-            let (_, expression) = rules
+            let &(name, expression) = rules
                 .properties
                 .iter()
                 .find(|(name, _)| *name == property.trim())
@@ -97,6 +111,10 @@ impl ListQuery {
                 "{expression} {}",
                 if descending { "DESC" } else { "ASC" }
             ));
+            sort.push(SortItem {
+                property: name,
+                descending,
+            });
         }
         order_by.push(format!("{} ASC", rules.tie_breaker));
 
@@ -108,9 +126,10 @@ impl ListQuery {
                 format!("at most {} characters, got {chars}", rules.max_filter_chars),
             ));
         }
-        let pattern = (!filter.is_empty()).then(|| {
+        let needle = (!filter.is_empty()).then(|| filter.to_lowercase());
+        let pattern = needle.as_deref().map(|needle| {
             let mut pattern = String::from("%");
-            for c in filter.to_lowercase().chars() {
+            for c in needle.chars() {
                 if matches!(c, '%' | '_' | '\\') {
                     pattern.push('\\');
                 }
@@ -139,7 +158,9 @@ impl ListQuery {
         }
         Ok(CheckedList {
             order_by: order_by.join(", "),
+            sort,
             pattern,
+            needle,
             limit,
             offset,
         })

@@ -10,6 +10,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use crate::{Error, Result};
 
+/// How much of the database file each connection maps (SQLite's `mmap_size`).
+const MMAP_BYTES: u64 = 1 << 30;
+
 /// Settings of the platform store.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -66,7 +69,15 @@ impl Store {
             // lose the last commits, never corrupt the file.
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // Reads map the file rather than copy each page into every
+            // connection's cache: a list that walks 100,000 rows of
+            // `vehicle_list_keys` reads thousands of pages (decisions.md 90).
+            // Address space only; the OS page cache holds the bytes.
+            .pragma("mmap_size", MMAP_BYTES.to_string())
+            // Sorts that outgrow memory (deep pages) stay in memory rather
+            // than in temporary files.
+            .pragma("temp_store", "memory");
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections)
             .connect_with(options)

@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
-use crate::listing::{CheckedList, ListQuery, ListRules, search_text};
+use crate::listing::search_text;
 use crate::{Error, Result, Store, UserAuth, optional_text, records, trimmed_text};
+
+mod list;
 
 /// A vehicle's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -255,42 +257,6 @@ pub struct ListedVehicle {
     /// The garage's organization name, or null.
     pub garage_organization_name: Option<String>,
 }
-
-/// `vehicle/list`'s rules: two sort items over these properties, a filter
-/// of at most 100 characters over label, registration number and VIN.
-const LIST_RULES: ListRules = ListRules {
-    max_sort_items: 2,
-    max_filter_chars: 100,
-    properties: &[
-        ("id", "v.id"),
-        ("label", "v.label COLLATE NOCASE"),
-        ("reg_number", "v.reg_number COLLATE NOCASE"),
-        ("model", "v.model COLLATE NOCASE"),
-        ("type", "v.type"),
-        (
-            "garage_organization_name",
-            "g.organization_name COLLATE NOCASE",
-        ),
-        ("vin", "v.vin COLLATE NOCASE"),
-        ("tracker_label", "t.label COLLATE NOCASE"),
-        ("fuel_type", "v.fuel_type"),
-        ("fuel_grade", "v.fuel_grade COLLATE NOCASE"),
-        ("norm_avg_fuel_consumption", "v.norm_avg_fuel_consumption"),
-        ("fuel_tank_volume", "v.fuel_tank_volume"),
-        ("payload_weight", "v.payload_weight"),
-        ("chassis_number", "v.chassis_number COLLATE NOCASE"),
-        ("subtype", "v.subtype"),
-        ("wheel_arrangement", "v.wheel_arrangement COLLATE NOCASE"),
-        ("tyres_number", "v.tyres_number"),
-        // The document lists `tyres_size` for the member `tyre_size`: both sort it.
-        ("tyres_size", "v.tyre_size COLLATE NOCASE"),
-        ("tyre_size", "v.tyre_size COLLATE NOCASE"),
-        ("max_speed", "v.max_speed"),
-        ("passengers", "v.passengers"),
-    ],
-    tie_breaker: "v.id",
-    min_limit: 0,
-};
 
 impl Vehicle {
     /// A vehicle with only a label and a type: every other member empty.
@@ -574,50 +540,6 @@ impl Store {
         }
     }
 
-    /// The vehicles the caller sees, sorted, filtered and paged in SQL.
-    pub async fn list_vehicles(
-        &self,
-        caller: &UserAuth,
-        query: &ListQuery,
-    ) -> Result<Vec<ListedVehicle>> {
-        let CheckedList {
-            order_by,
-            pattern,
-            limit,
-            offset,
-        } = query.checked(&LIST_RULES)?;
-        let filter = if pattern.is_some() {
-            " AND v.search_text LIKE $3 ESCAPE '\\'"
-        } else {
-            " AND $3 IS NULL"
-        };
-        let sql = format!(
-            "SELECT v.id, v.tracker_id, v.garage_id, v.body, t.label AS tracker_label, \
-             g.organization_name AS garage_organization_name \
-             FROM vehicles v LEFT JOIN trackers t ON t.id = v.tracker_id \
-             LEFT JOIN garages g ON g.id = v.garage_id \
-             WHERE v.master_user_id = $1{}{filter} ORDER BY {order_by} LIMIT $4 OFFSET $5",
-            scope(caller)
-        );
-        let rows = sqlx::query(&sql)
-            .bind(caller.master_id.0)
-            .bind(caller.user_id.0)
-            .bind(pattern)
-            .bind(limit)
-            .bind(offset)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(ListedVehicle {
-                    vehicle: Vehicle::from_row(row)?,
-                    tracker_label: row.try_get("tracker_label")?,
-                    garage_organization_name: row.try_get("garage_organization_name")?,
-                })
-            })
-            .collect()
-    }
-
     /// Stores a vehicle of the caller's account; its id. A tracker already
     /// carried by another vehicle moves to this one when `force_reassign`,
     /// else 247.
@@ -812,3 +734,6 @@ async fn release_tracker(
         .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
