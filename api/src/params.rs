@@ -119,6 +119,29 @@ enum BodyKind {
     Multipart(String),
 }
 
+/// The one file of a call that takes one: the part `file`, at most
+/// `max_bytes`; 7 naming `file` for none, two, or a larger one.
+pub(crate) fn the_file(files: Vec<FilePart>, max_bytes: usize) -> Result<FilePart, ApiError> {
+    let part = crate::route::FILE_PART;
+    let mut parts = files.into_iter().filter(|f| f.name == part);
+    let (Some(file), None) = (parts.next(), parts.next()) else {
+        return Err(ApiError::invalid(
+            part,
+            "send exactly one file, in the multipart/form-data part `file`",
+        ));
+    };
+    if file.content.len() > max_bytes {
+        return Err(ApiError::invalid(
+            part,
+            format!(
+                "is {} bytes; files are at most {max_bytes} bytes (--max-upload-bytes)",
+                file.content.len()
+            ),
+        ));
+    }
+    Ok(file)
+}
+
 /// Text parts become parameters (a later part of the same name wins, like
 /// a body parameter over a query one), file parts (those with a file name)
 /// files.

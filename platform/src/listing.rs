@@ -196,6 +196,23 @@ impl Default for OrderedQuery {
 }
 
 impl OrderedQuery {
+    /// The request as the panel's list calls send it (`ascending` true when absent).
+    pub fn new(
+        order_by: Option<String>,
+        ascending: Option<bool>,
+        filter: Option<String>,
+        limit: Option<i64>,
+        offset: Option<i64>,
+    ) -> Self {
+        Self {
+            order_by,
+            ascending: ascending.unwrap_or(true),
+            filter,
+            limit,
+            offset,
+        }
+    }
+
     /// The request as SQL pieces, by the same rules as [`ListQuery::checked`]
     /// (an unknown `order_by` is 7 naming it).
     pub(crate) fn checked(&self, rules: &ListRules) -> Result<CheckedList> {

@@ -125,13 +125,7 @@ struct Codes {
 }
 
 async fn list(state: AppState, (auth, _): Caller, p: ListParams) -> ApiResult<Success<Codes>> {
-    let query = OrderedQuery {
-        order_by: p.order_by,
-        ascending: p.ascending.unwrap_or(true),
-        filter: p.filter,
-        limit: p.limit,
-        offset: p.offset,
-    };
+    let query = OrderedQuery::new(p.order_by, p.ascending, p.filter, p.limit, p.offset);
     let (list, count) = state
         .store()
         .list_activation_codes(auth.dealer_id, &query)

@@ -150,13 +150,7 @@ struct Subdealers {
 }
 
 async fn list(state: AppState, (auth, _): Caller, p: ListParams) -> ApiResult<Success<Subdealers>> {
-    let query = OrderedQuery {
-        order_by: p.order_by,
-        ascending: p.ascending.unwrap_or(true),
-        filter: None,
-        limit: p.limit,
-        offset: p.offset,
-    };
+    let query = OrderedQuery::new(p.order_by, p.ascending, None, p.limit, p.offset);
     let (list, count) = state
         .store()
         .list_subdealers(auth.dealer_id, &query)

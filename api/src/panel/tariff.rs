@@ -190,13 +190,7 @@ struct Plans {
 async fn list(state: AppState, (auth, _): Caller, p: ListParams) -> ApiResult<Success<Plans>> {
     let query = PlanQuery {
         device_type: p.device_type,
-        list: OrderedQuery {
-            order_by: p.order_by,
-            ascending: p.ascending.unwrap_or(true),
-            filter: p.filter,
-            limit: p.limit,
-            offset: p.offset,
-        },
+        list: OrderedQuery::new(p.order_by, p.ascending, p.filter, p.limit, p.offset),
     };
     let store = state.store();
     let (list, count) = store.list_dealer_plans(auth.dealer_id, &query).await?;

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::answer::{Done, Success};
-use crate::params::FilePart;
-use crate::route::{FILE_PART, Panel, Params, Route};
-use crate::{ApiError, ApiResult, AppState};
+use crate::params::{self, FilePart};
+use crate::route::{Panel, Params, Route};
+use crate::{ApiResult, AppState};
 
 type Caller = (PanelAuth, Secret);
 
@@ -284,13 +284,7 @@ struct Users {
 }
 
 async fn list(state: AppState, (auth, _): Caller, p: ListParams) -> ApiResult<Success<Users>> {
-    let query = OrderedQuery {
-        order_by: p.order_by,
-        ascending: p.ascending.unwrap_or(true),
-        filter: p.filter,
-        limit: p.limit,
-        offset: p.offset,
-    };
+    let query = OrderedQuery::new(p.order_by, p.ascending, p.filter, p.limit, p.offset);
     let (list, count) = state.store().list_panel_users(scope(&auth), &query).await?;
     Ok(Success(Users { list, count }))
 }
@@ -364,24 +358,8 @@ async fn upload(
     _: UploadParams,
     files: Vec<FilePart>,
 ) -> ApiResult<Success<Uploaded>> {
-    let mut parts = files.into_iter().filter(|f| f.name == FILE_PART);
-    let (Some(part), None) = (parts.next(), parts.next()) else {
-        return Err(ApiError::invalid(
-            FILE_PART,
-            "send exactly one file, in the multipart/form-data part `file`",
-        ));
-    };
     let config = &state.inner.config;
-    if part.content.len() > config.uploads.max_bytes {
-        return Err(ApiError::invalid(
-            FILE_PART,
-            format!(
-                "is {} bytes; files are at most {} bytes (--max-upload-bytes)",
-                part.content.len(),
-                config.uploads.max_bytes
-            ),
-        ));
-    }
+    let part = params::the_file(files, config.uploads.max_bytes)?;
     let rules = UserUploadRules {
         max_rows: config.max_upload_users,
         max_inflated_bytes: config.uploads.max_inflated_bytes,

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::answer::Success;
-use crate::params::FilePart;
-use crate::route::{FILE_PART, Params, Route, User};
-use crate::{ApiError, ApiResult, AppState};
+use crate::params::{self, FilePart};
+use crate::route::{Params, Route, User};
+use crate::{ApiResult, AppState};
 
 pub(super) fn routes() -> Vec<Route> {
     vec![
@@ -45,20 +45,12 @@ async fn upload(
     _: UploadParams,
     files: Vec<FilePart>,
 ) -> ApiResult<Success<Uploaded>> {
-    let mut parts = files.into_iter().filter(|f| f.name == FILE_PART);
-    let (Some(part), None) = (parts.next(), parts.next()) else {
-        return Err(ApiError::invalid(
-            FILE_PART,
-            "send exactly one file, in the multipart/form-data part `file`",
-        ));
-    };
+    let rules = &state.inner.config.uploads;
+    let part = params::the_file(files, rules.max_bytes)?;
     let file = UploadedFile {
         name: part.file_name,
         content: part.content.to_vec(),
     };
-    let file_id = state
-        .store()
-        .store_upload(&caller, &state.inner.config.uploads, &file)
-        .await?;
+    let file_id = state.store().store_upload(&caller, rules, &file).await?;
     Ok(Success(Uploaded { file_id }))
 }
