@@ -83,8 +83,8 @@ echo $! >"$dir/pid"
 stop_with_watched "$(cat "$dir/pid")"
 
 for _ in $(seq 1 100); do
-    if curl -fsS "http://127.0.0.1:$http_port/ping" >/dev/null 2>&1; then
-        if [ -z "${WAIT_FOR_ZOOKEEPER:-}" ] || curl -fsS "http://127.0.0.1:$http_port/" \
+    if curl -fsS --max-time 5 "http://127.0.0.1:$http_port/ping" >/dev/null 2>&1; then
+        if [ -z "${WAIT_FOR_ZOOKEEPER:-}" ] || curl -fsS --max-time 5 "http://127.0.0.1:$http_port/" \
             --data-binary "SELECT count() FROM system.zookeeper WHERE path = '/'" >/dev/null 2>&1; then
             echo "http://127.0.0.1:$http_port"
             exit 0

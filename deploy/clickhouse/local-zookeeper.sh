@@ -47,7 +47,9 @@ stop_with_watched "$(cat "$dir/pid")"
 # `srvr` answers "Mode: standalone" once the server serves sessions (`ruok`
 # answers before that).
 for _ in $(seq 1 150); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf srvr >&3 && cat <&3) 2>/dev/null | grep -q '^Mode: standalone'; then
+    # (`timeout`: a server that takes the connection but never answers must
+    # not hang the caller.)
+    if timeout 5 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf srvr >&3 && cat <&3' _ "$port" 2>/dev/null | grep -q '^Mode: standalone'; then
         echo "127.0.0.1:$port"
         exit 0
     fi

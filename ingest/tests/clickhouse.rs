@@ -779,7 +779,10 @@ fn a_database_or_cluster_name_that_is_not_a_plain_identifier_is_refused_before_c
 
 /// `sql`'s answer from the server at `url`.
 async fn query_at(url: &str, sql: &str) -> String {
-    let answer = reqwest::Client::new()
+    let answer = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(120))
+        .build()
+        .unwrap()
         .post(url)
         .body(sql.to_owned())
         .send()

@@ -177,7 +177,7 @@ async fn clickhouse_down_then_back_loses_and_duplicates_nothing() {
 }
 
 async fn clickhouse_count(url: &str, sql: &str) -> u64 {
-    reqwest::Client::new()
+    crate::server::http_client()
         .post(url)
         .body(sql.to_owned())
         .send()

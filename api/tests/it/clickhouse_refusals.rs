@@ -14,7 +14,7 @@ use crate::TestServer;
 use crate::raw_data::csv;
 
 async fn clickhouse(url: &str, sql: &str) {
-    let answer = reqwest::Client::new()
+    let answer = crate::server::http_client()
         .post(url)
         .body(sql.to_owned())
         .send()

@@ -90,6 +90,15 @@ impl Drop for TestServer {
     }
 }
 
+/// The tests' HTTP client, with a deadline on every exchange: a server that
+/// stops answering fails the test with the call named, instead of hanging the run.
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(120))
+        .build()
+        .expect("an HTTP client")
+}
+
 pub(crate) fn generous_limits() -> RateLimitConfig {
     let many = Rate::per_second(std::num::NonZeroU32::new(100_000).unwrap());
     RateLimitConfig {
@@ -145,7 +154,7 @@ impl TestServer {
             store,
             clock,
             ingest,
-            client: reqwest::Client::new(),
+            client: http_client(),
             shutdown,
             _dir: dir,
         }

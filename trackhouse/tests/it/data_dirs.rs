@@ -185,7 +185,7 @@ async fn check(case: DataDir) {
     let tracker = accounts["trackers"][0]["tracker_id"].as_i64().unwrap();
     let device = accounts["trackers"][0]["device_id"].as_str().unwrap();
     let client = Client {
-        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        http: crate::support::http_client(),
         base: format!("http://{addr}"),
         api_key: accounts["api_key"].as_str().unwrap().to_owned(),
         token: accounts["ingest_token"].as_str().unwrap().to_owned(),

@@ -65,7 +65,7 @@ async fn acknowledged_messages_survive_kill_9_on_a_clickhouse_cluster() {
 
 /// The answer of ClickHouse's HTTP interface at `url` to `sql`.
 async fn clickhouse_query(url: &str, sql: &str) -> String {
-    let response = reqwest::Client::new()
+    let response = crate::support::http_client()
         .post(url)
         .body(sql.to_owned())
         .send()
@@ -107,7 +107,7 @@ async fn survive_kill_9(flags: &[&str]) {
         key,
         token,
     } = Account::create(d, "k@example.com", "356307042441099");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let client = crate::support::http_client();
 
     let (server, addr) = Proc::serve_with(d, flags);
     let intake = format!("http://{addr}/ingest/v1/messages");

@@ -61,7 +61,7 @@ async fn a_message_at_the_column_limit_among_200k_stays_within_bounds_after_a_re
         key,
         token,
     } = Account::create(d, "m@example.com", "356307042441077");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let client = crate::support::http_client();
 
     // Intake, nothing flushed: everything stays in memory and the WAL.
     let (server, addr) = Proc::serve_with(d, &["--flush-interval-ms", "3600000"]);

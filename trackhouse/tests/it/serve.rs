@@ -19,7 +19,7 @@ impl Api {
     pub(crate) fn new(addr: SocketAddr) -> Self {
         Self {
             // The server is local: no proxy of the environment may stand in between.
-            client: reqwest::Client::builder().no_proxy().build().unwrap(),
+            client: crate::support::http_client(),
             base: format!("http://{addr}"),
         }
     }

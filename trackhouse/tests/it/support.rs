@@ -16,6 +16,19 @@ const STARTUP: Duration = Duration::from_secs(60);
 /// How long a process may take to exit after SIGTERM.
 const SHUTDOWN: Duration = Duration::from_secs(30);
 
+/// How long one HTTP exchange of a test may take: a server that stops
+/// answering fails the test with the call named, instead of hanging the run.
+const EXCHANGE: Duration = Duration::from_secs(120);
+
+/// The tests' HTTP client: no proxy, and a deadline on every exchange.
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(EXCHANGE)
+        .build()
+        .expect("an HTTP client")
+}
+
 /// A master user with one tracker (stored for 100 years), an API key and an
 /// ingest token, all made with `trackhouse admin` in a data directory.
 #[derive(Debug, Clone)]
