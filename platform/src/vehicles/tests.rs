@@ -221,6 +221,10 @@ async fn every_page_is_the_slice_of_the_whole_list_whatever_the_sort() {
         v.model = ["MAN", "man", "Volvo", ""][n % 4].into();
         v.reg_number = format!("AB {:04}", (n * 7) % 13);
         v.max_speed = (n % 3) as i64 * 10;
+        // Reals that do not survive a trip through 15 digits of text, and nulls.
+        v.norm_avg_fuel_consumption = [0.1 + 0.2, 0.3, 7.0][n % 3];
+        v.fuel_type = [None, Some(FuelType::Diesel), Some(FuelType::Gas)][n % 3];
+        v.tyres_number = (n % 2) as i64 * 6;
         v.garage_id = (n % 5 != 0).then(|| garages[n % garages.len()]);
         if n % 3 == 0 {
             let tracker = store
@@ -270,6 +274,10 @@ async fn every_page_is_the_slice_of_the_whole_list_whatever_the_sort() {
             "tracker_label",
             "garage_organization_name",
             "max_speed",
+            "norm_avg_fuel_consumption",
+            "fuel_type",
+            "tyres_number",
+            "id",
         ] {
             for direction in ["asc", "desc"] {
                 for second in [None, Some("max_speed=desc"), Some("label=asc")] {
@@ -288,6 +296,25 @@ async fn every_page_is_the_slice_of_the_whole_list_whatever_the_sort() {
                     };
                     let whole = page(0, 1000).await;
                     assert_eq!(whole.len(), count);
+                    // SQLite's own sort of every row, without pivots or groups.
+                    let checked = ListQuery {
+                        sort: sort.clone(),
+                        ..ListQuery::default()
+                    }
+                    .checked(&super::list::LIST_RULES)
+                    .unwrap();
+                    let sorted: Vec<i64> = sqlx::query_scalar(&format!(
+                        "SELECT v.id FROM vehicle_list_keys v WHERE v.master_user_id = $1{} \
+                         ORDER BY {}",
+                        super::scope(auth),
+                        checked.order_by
+                    ))
+                    .bind(auth.master_id.0)
+                    .bind(auth.user_id.0)
+                    .fetch_all(&store.pool)
+                    .await
+                    .unwrap();
+                    assert_eq!(whole, sorted, "{sort:?}");
                     for limit in [1, 7] {
                         for offset in (1..42).step_by(limit as usize) {
                             let want: Vec<i64> = whole
