@@ -1,6 +1,8 @@
 //! Dealer panel calls (`/v2/panel`, spec document 2).
 
 mod activation_code;
+mod gateway;
+mod order;
 mod subpaas;
 mod tariff;
 mod user;
@@ -58,6 +60,8 @@ pub(crate) fn routes() -> Vec<Route> {
     .chain(activation_code::routes())
     .chain(subpaas::routes())
     .chain(user::routes())
+    .chain(gateway::routes())
+    .chain(order::routes())
     .collect()
 }
 

@@ -23,10 +23,12 @@ mod dealers;
 mod departments;
 mod error;
 mod garages;
+mod gateways;
 mod ingest_tokens;
 mod listing;
 mod location;
 mod model;
+mod orders;
 mod paas;
 mod panel_users;
 mod places;
@@ -58,10 +60,17 @@ pub use dealers::{DealerInfo, NewDealer};
 pub use departments::{Department, MAX_DEPARTMENT_LABEL_CHARS};
 pub use error::{Error, Result, RowIssue, RowsFault};
 pub use garages::{Garage, MAX_GARAGE_NAME_CHARS};
+pub use gateways::{
+    EmailGateways, LeasedGateway, MAX_SMTP_TIMEOUT_MS, NewEmailGateway, OwnGateway, SMTP_PROVIDER,
+    SmtpParams,
+};
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
 pub use listing::{ListQuery, MAX_LIST_LIMIT, OrderedQuery};
 pub use location::Location;
 pub use model::{BlockStatus, ContractType, DeviceType, LegalType, PlanType, StorePeriod};
+pub use orders::{
+    Bundle, MAX_ORDER_BUNDLES, NewBundle, NewOrder, Order, OrderStatus, OrderType,
+};
 pub use paas::{DEFAULT_PAAS_TARIFF, NewPaasTariff, PaasTariff};
 pub use panel_users::{
     Discount, DiscountStrategy, NewPanelUser, PanelScope, PanelUser, PanelUserRecord,
