@@ -68,9 +68,7 @@ pub use ingest_tokens::{IngestToken, IngestTokenInfo};
 pub use listing::{ListQuery, MAX_LIST_LIMIT, OrderedQuery};
 pub use location::Location;
 pub use model::{BlockStatus, ContractType, DeviceType, LegalType, PlanType, StorePeriod};
-pub use orders::{
-    Bundle, MAX_ORDER_BUNDLES, NewBundle, NewOrder, Order, OrderStatus, OrderType,
-};
+pub use orders::{Bundle, MAX_ORDER_BUNDLES, NewBundle, NewOrder, Order, OrderStatus, OrderType};
 pub use paas::{DEFAULT_PAAS_TARIFF, NewPaasTariff, PaasTariff};
 pub use panel_users::{
     Discount, DiscountStrategy, NewPanelUser, PanelScope, PanelUser, PanelUserRecord,

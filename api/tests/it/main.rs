@@ -20,6 +20,8 @@ mod intake_limits;
 mod openapi;
 mod panel;
 mod panel_activation_codes;
+mod panel_gateways;
+mod panel_orders;
 mod panel_subpaas;
 mod panel_tariffs;
 mod panel_user_upload;
