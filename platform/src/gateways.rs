@@ -448,9 +448,12 @@ mod tests {
         assert!(!format!("{checked:?}").contains("s3cret"));
     }
 
+    /// Spoils one member of valid parameters.
+    type Spoil = fn(&mut SmtpParams);
+
     #[test]
     fn each_bad_member_is_named() {
-        let cases: [(fn(&mut SmtpParams), &str); 9] = [
+        let cases: [(Spoil, &str); 9] = [
             (
                 |p| p.default_from_address = "nobody".into(),
                 "default_from_address",

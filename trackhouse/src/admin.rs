@@ -9,13 +9,14 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use platform::{
-    BlockStatus, Calibration, ContractType, Feature, NewDealer, NewPlan, NewSubuser, NewTracker,
-    NewUser, Permission, Right, StorePeriod,
+    Calibration, Feature, NewPlan, NewSubuser, NewTracker, NewUser, Right, StorePeriod,
 };
 use schemas::{DealerId, HasCode, PlanId, TrackerId, UserId};
 use serde_json::{Value, json};
 
+mod dealer;
 mod geo;
+mod panel;
 
 /// Options of `trackhouse admin`.
 #[derive(Debug, Args)]
@@ -37,7 +38,10 @@ pub(crate) struct AdminArgs {
 enum AdminCommand {
     /// Dealers and their panel accounts.
     #[command(subcommand)]
-    Dealer(DealerCommand),
+    Dealer(dealer::DealerCommand),
+    /// PaaS plans: what the platform operator sells dealers.
+    #[command(subcommand, name = "paas-tariff")]
+    PaasTariff(dealer::PaasTariffCommand),
     /// Plans (tariffs) of a dealer.
     #[command(subcommand)]
     Plan(PlanCommand),
@@ -75,6 +79,12 @@ enum AdminCommand {
     /// Places (points of interest) of master users, which geo links draw.
     #[command(subcommand)]
     Place(geo::PlaceCommand),
+    /// E-mail (SMTP) gateways of dealers and of the platform operator.
+    #[command(subcommand, name = "email-gateway")]
+    EmailGateway(panel::EmailGatewayCommand),
+    /// Orders of tracker bundles of dealers' master users.
+    #[command(subcommand)]
+    Order(panel::OrderCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,46 +141,6 @@ enum ServiceTaskCommand {
         /// The task.
         #[arg(long)]
         task_id: i64,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum DealerCommand {
-    /// Create a dealer with its panel account → `{"dealer_id":N}`.
-    Create {
-        /// Title.
-        #[arg(long)]
-        title: String,
-        /// Panel login: the dealer's numeric id (default: the next free id).
-        #[arg(long)]
-        panel_login: Option<i64>,
-        /// Panel password (6 to 40 printable characters).
-        #[arg(long)]
-        panel_password: String,
-        /// Contract type: PARTNER, AGENT or PAAS.
-        #[arg(long, default_value = "PAAS")]
-        contract_type: String,
-        /// Panel permissions, comma-separated `group:permission` (default: all).
-        #[arg(long, value_delimiter = ',')]
-        permissions: Option<Vec<String>>,
-        /// Time zone of the dealer's new users.
-        #[arg(long, default_value = "UTC")]
-        time_zone: String,
-    },
-    /// Block a dealer → `{"dealer_id":N,"block_status":".."}`.
-    Block {
-        /// The dealer.
-        #[arg(long)]
-        dealer_id: i64,
-        /// INITIAL_BLOCK, BLOCK_LOGIN (panel only) or CLIENTS_BLOCKED (panel and users).
-        #[arg(long, default_value = "CLIENTS_BLOCKED")]
-        status: String,
-    },
-    /// Unblock a dealer → `{"dealer_id":N,"block_status":"NOT_BLOCKED"}`.
-    Unblock {
-        /// The dealer.
-        #[arg(long)]
-        dealer_id: i64,
     },
 }
 
@@ -441,42 +411,10 @@ fn parse_list<T>(
 
 async fn execute(store: &platform::Store, command: AdminCommand) -> platform::Result<Value> {
     Ok(match command {
-        AdminCommand::Dealer(DealerCommand::Create {
-            title,
-            panel_login,
-            panel_password,
-            contract_type,
-            permissions,
-            time_zone,
-        }) => {
-            let permissions = permissions
-                .map(|names| parse_list("permissions", &names, Permission::parse_lenient))
-                .transpose()?;
-            let id = store
-                .create_dealer(NewDealer {
-                    id: panel_login.map(DealerId),
-                    title,
-                    panel_password,
-                    contract_type: ContractType::parse("contract_type", &contract_type)?,
-                    permissions,
-                    default_user_time_zone: time_zone,
-                })
-                .await?;
-            json!({"dealer_id": id})
-        }
-        AdminCommand::Dealer(DealerCommand::Block { dealer_id, status }) => {
-            let status = BlockStatus::parse("status", &status)?;
-            store
-                .set_dealer_block_status(DealerId(dealer_id), status)
-                .await?;
-            json!({"dealer_id": dealer_id, "block_status": status})
-        }
-        AdminCommand::Dealer(DealerCommand::Unblock { dealer_id }) => {
-            store
-                .set_dealer_block_status(DealerId(dealer_id), BlockStatus::NotBlocked)
-                .await?;
-            json!({"dealer_id": dealer_id, "block_status": BlockStatus::NotBlocked})
-        }
+        AdminCommand::Dealer(command) => dealer::dealer(store, command).await?,
+        AdminCommand::PaasTariff(command) => dealer::paas_tariff(store, command).await?,
+        AdminCommand::EmailGateway(command) => panel::email_gateway(store, command).await?,
+        AdminCommand::Order(command) => panel::order(store, command).await?,
         AdminCommand::Plan(PlanCommand::Create {
             dealer_id,
             name,

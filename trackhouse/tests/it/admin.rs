@@ -7,6 +7,7 @@ use tempfile::TempDir;
 use crate::support::{admin, admin_error, is_secret, master_user};
 
 mod geo;
+mod panel;
 mod trackers;
 
 /// The id under `key`, checking it is the object's only member.
