@@ -223,17 +223,20 @@ impl Store {
         Ok(DealerId(id))
     }
 
-    /// Sets a dealer's block status; takes effect on the next call of its sessions.
+    /// Sets a dealer's block status; takes effect on the next call of its
+    /// sessions. A deleted dealer is 201: deleting is final, and unblocking
+    /// must not let its login in again.
     pub async fn set_dealer_block_status(
         &self,
         dealer: DealerId,
         status: BlockStatus,
     ) -> Result<()> {
-        let done = sqlx::query("UPDATE dealers SET block_status = $1 WHERE id = $2")
-            .bind(status.as_str())
-            .bind(dealer.0)
-            .execute(&self.pool)
-            .await?;
+        let done =
+            sqlx::query("UPDATE dealers SET block_status = $1 WHERE id = $2 AND deleted = FALSE")
+                .bind(status.as_str())
+                .bind(dealer.0)
+                .execute(&self.pool)
+                .await?;
         if done.rows_affected() == 0 {
             return Err(Error::NotFound {
                 entity: "dealer",

@@ -142,19 +142,37 @@ impl Store {
 
     /// Puts a dealer on a PaaS plan; 201 for an unknown dealer or plan.
     pub async fn set_dealer_paas_tariff(&self, dealer: DealerId, tariff: i64) -> Result<()> {
-        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM paas_tariffs WHERE id = $1")
-            .bind(tariff)
-            .fetch_optional(&self.pool)
-            .await?;
-        if exists.is_none() {
-            return Err(records::not_found("PaaS plan", tariff));
-        }
+        self.check_paas_tariff(tariff).await?;
         let done = sqlx::query("UPDATE dealers SET paas_plan_id = $1 WHERE id = $2")
             .bind(tariff)
             .bind(dealer.0)
             .execute(&self.pool)
             .await?;
         records::one_changed(done.rows_affected(), "dealer", dealer.0)
+    }
+
+    /// Creates a dealer on the PaaS plan `tariff` (201 when there is no
+    /// such plan, and then no dealer is made).
+    pub async fn create_dealer_on(&self, new: crate::NewDealer, tariff: i64) -> Result<DealerId> {
+        // PaaS plans are never deleted: checked once, it stays there.
+        self.check_paas_tariff(tariff).await?;
+        let extras = crate::dealers::DealerExtras {
+            paas_tariff: Some(tariff),
+            ..Default::default()
+        };
+        self.insert_dealer(&new, &extras).await
+    }
+
+    /// 201 unless the PaaS plan `tariff` exists.
+    async fn check_paas_tariff(&self, tariff: i64) -> Result<()> {
+        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM paas_tariffs WHERE id = $1")
+            .bind(tariff)
+            .fetch_optional(&self.pool)
+            .await?;
+        match exists {
+            Some(_) => Ok(()),
+            None => Err(records::not_found("PaaS plan", tariff)),
+        }
     }
 
     /// The PaaS plan a dealer is on.
@@ -167,5 +185,60 @@ impl Store {
         .await?
         .ok_or_else(|| records::not_found("dealer", dealer.0))?;
         PaasTariff::from_row(&row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_dealer_is_made_on_an_existing_plan_or_not_at_all() {
+        let (_dir, store, _, _) = crate::zones::tests::store_with_two_users().await;
+        let dealers = || async {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM dealers")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap()
+        };
+        let new = || crate::NewDealer {
+            id: None,
+            title: "On a plan".into(),
+            panel_password: "secret123".into(),
+            contract_type: crate::ContractType::Paas,
+            permissions: None,
+            default_user_time_zone: "UTC".into(),
+        };
+        let before = dealers().await;
+        let refused = store.create_dealer_on(new(), 999).await.unwrap_err();
+        assert_eq!(
+            schemas::HasCode::code(&refused),
+            schemas::ErrorCode::NotFoundInDatabase,
+            "{refused}"
+        );
+        assert_eq!(
+            dealers().await,
+            before,
+            "no dealer is made on an unknown plan"
+        );
+        let made = store.create_dealer_on(new(), 1).await.unwrap();
+        assert_eq!(store.dealer_paas_tariff(made).await.unwrap().id, 1);
+        assert_eq!(dealers().await, before + 1);
+        // Deleting is final: unblocking does not bring the dealer back.
+        store.mark_dealer_deleted(made).await.unwrap();
+        let refused = store
+            .set_dealer_block_status(made, crate::BlockStatus::NotBlocked)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            schemas::HasCode::code(&refused),
+            schemas::ErrorCode::NotFoundInDatabase
+        );
+        let status: String = sqlx::query_scalar("SELECT block_status FROM dealers WHERE id = $1")
+            .bind(made.0)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(status, "BLOCK_LOGIN");
     }
 }

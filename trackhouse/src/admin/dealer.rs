@@ -35,7 +35,7 @@ pub(super) enum DealerCommand {
         #[arg(long, default_value = "UTC")]
         time_zone: String,
         /// The PaaS plan it is on (default: 1, "PaaS Standard"). An unknown
-        /// plan is 201, and the dealer just made is marked deleted.
+        /// plan is 201, and no dealer is made.
         #[arg(long)]
         tariff: Option<i64>,
     },
@@ -128,25 +128,18 @@ pub(super) async fn dealer(
             let permissions = permissions
                 .map(|names| parse_list("permissions", &names, Permission::parse_lenient))
                 .transpose()?;
-            let id = store
-                .create_dealer(NewDealer {
-                    id: panel_login.map(DealerId),
-                    title,
-                    panel_password,
-                    contract_type: ContractType::parse("contract_type", &contract_type)?,
-                    permissions,
-                    default_user_time_zone: time_zone,
-                })
-                .await?;
+            let new = NewDealer {
+                id: panel_login.map(DealerId),
+                title,
+                panel_password,
+                contract_type: ContractType::parse("contract_type", &contract_type)?,
+                permissions,
+                default_user_time_zone: time_zone,
+            };
             match tariff {
-                None => json!({"dealer_id": id}),
+                None => json!({"dealer_id": store.create_dealer(new).await?}),
                 Some(tariff) => {
-                    if let Err(e) = store.set_dealer_paas_tariff(id, tariff).await {
-                        // The store has no atomic create-on-a-plan: the dealer
-                        // just made must not stay live on the default plan.
-                        store.mark_dealer_deleted(id).await?;
-                        return Err(e);
-                    }
+                    let id = store.create_dealer_on(new, tariff).await?;
                     json!({"dealer_id": id, "tariff_id": tariff})
                 }
             }
