@@ -143,7 +143,7 @@ impl Store {
         self.dealer_plan_device_type(dealer, terms.tariff_id)
             .await?;
         let now = self.clock.now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let mut made = 0;
         // A collision (one in 10^10 per code and code held) only costs another draw.
         let mut draws = 0;

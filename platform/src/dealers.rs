@@ -144,7 +144,7 @@ impl Store {
         }
         let password_hash = hash_password(&new.panel_password).await?;
         let now = self.clock.now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let exists = match new.id {
             Some(id) => sqlx::query("SELECT 1 FROM dealers WHERE id = $1")
                 .bind(id.0)
@@ -250,7 +250,7 @@ impl Store {
     /// dealer). Its records stay; its sessions end, and as a sub-dealer it
     /// reads `DELETED` and refuses every change (13).
     pub async fn mark_dealer_deleted(&self, dealer: DealerId) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE dealers SET deleted = TRUE, block_status = 'BLOCK_LOGIN' WHERE id = $1",
         )

@@ -369,7 +369,7 @@ impl Store {
     /// the dealer's own or one it may lease (201 otherwise, as for an
     /// unknown dealer).
     pub async fn bind_email_gateway(&self, dealer: DealerId, gateway: Option<i64>) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM dealers WHERE id = $1")
             .bind(dealer.0)
             .fetch_optional(&mut *tx)

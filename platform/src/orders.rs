@@ -331,7 +331,7 @@ impl Store {
             None => i64::try_from(bundles.len()).unwrap_or(i64::MAX),
         };
         let now = self.clock.now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let dealer: Option<i64> = sqlx::query_scalar("SELECT id FROM dealers WHERE id = $1")
             .bind(new.dealer.0)
             .fetch_optional(&mut *tx)

@@ -190,8 +190,6 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[tokio::test]
     async fn a_dealer_is_made_on_an_existing_plan_or_not_at_all() {
         let (_dir, store, _, _) = crate::zones::tests::store_with_two_users().await;

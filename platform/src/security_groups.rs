@@ -116,7 +116,7 @@ impl Store {
         group: &SecurityGroup,
     ) -> Result<i64> {
         let (label, rights) = group.checked()?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO security_groups (master_user_id, label, created_at) VALUES ($1, $2, $3) RETURNING id",
         )
@@ -136,7 +136,7 @@ impl Store {
     pub async fn update_security_group(&self, master: UserId, group: &SecurityGroup) -> Result<()> {
         let id = records::required_id("security_group.id", group.id)?;
         let (label, rights) = group.checked()?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE security_groups SET label = $3 WHERE id = $1 AND master_user_id = $2",
         )
@@ -158,7 +158,7 @@ impl Store {
     /// Deletes the master user's group `id`; its sub-users fall back to the
     /// default group, which grants nothing. 201 when the account has no such group.
     pub async fn delete_security_group(&self, master: UserId, id: i64) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let owned: Option<i64> = sqlx::query_scalar(
             "SELECT id FROM security_groups WHERE id = $1 AND master_user_id = $2",
         )

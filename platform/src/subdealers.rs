@@ -376,7 +376,7 @@ impl Store {
             }
             None => None,
         };
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query(
             "UPDATE dealers SET title = COALESCE($1, title), legal_name = COALESCE($2, legal_name), \
              jur_country = COALESCE($3, jur_country), contact_fio = COALESCE($4, contact_fio), \

@@ -235,7 +235,7 @@ impl Store {
         let id = records::required_id("user.id", user.id)?;
         let user = user.checked()?;
         self.check_group(master, user.security_group_id).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let update = format!(
             "UPDATE users SET {} WHERE id = $1 AND master_user_id = $2 AND deleted = FALSE",
             assignments(&columns(), 3)

@@ -119,7 +119,7 @@ impl Store {
         }
         let password_hash = hash_password(&new.password).await?;
         let now = self.clock.now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for tracker in &new.trackers {
             let owner: Option<i64> = sqlx::query_scalar(
                 "SELECT user_id FROM trackers WHERE id = $1 AND deleted = FALSE",
@@ -220,7 +220,7 @@ impl Store {
     pub async fn change_user_password(&self, user: UserId, password: &str) -> Result<()> {
         crate::check_printable("password", password, 1, 40)?;
         let hash = hash_password(password).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE users SET password_hash = $1, password_changed_at = $2 WHERE id = $3",
         )
@@ -248,7 +248,7 @@ impl Store {
     /// created belongs to the master and stays). 201 when `subuser` is not a
     /// sub-user of `master`.
     pub async fn delete_subuser(&self, master: UserId, subuser: i64) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let found: Option<i64> = sqlx::query_scalar(
             "SELECT id FROM users WHERE id = $1 AND master_user_id = $2 AND deleted = FALSE",
         )

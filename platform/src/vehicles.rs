@@ -552,7 +552,7 @@ impl Store {
         let vehicle = vehicle.checked()?;
         self.check_vehicle_links(caller, &vehicle).await?;
         let body = body_of(&vehicle)?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         release_tracker(&mut tx, &vehicle, None, force_reassign).await?;
         let values: Vec<String> = (2..=COLUMNS.len() + 1).map(|n| format!("${n}")).collect();
         let sql = format!(
@@ -595,7 +595,7 @@ impl Store {
             }
         }
         let body = body_of(&vehicle)?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         release_tracker(&mut tx, &vehicle, Some(id), force_reassign).await?;
         let sets: Vec<String> = COLUMNS[..COLUMNS.len() - 1]
             .iter()
@@ -625,7 +625,7 @@ impl Store {
         ids: &[i64],
         strict: bool,
     ) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for id in ids {
             let done = sqlx::query(&format!(
                 "DELETE FROM vehicles AS v WHERE v.master_user_id = $1{} AND v.id = $3",

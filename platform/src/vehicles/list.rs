@@ -46,6 +46,49 @@ pub(super) const LIST_RULES: ListRules = ListRules {
     min_limit: 0,
 };
 
+/// The index of `vehicle_list_keys` each sortable property is walked in
+/// (migrations 0008 and 0016): `(master_user_id, property)`, then the id.
+const INDEXES: [(&str, &str); 21] = [
+    ("id", "vehicle_list_master"),
+    ("label", "vehicle_list_label"),
+    ("reg_number", "vehicle_list_reg_number"),
+    ("model", "vehicle_list_model"),
+    ("type", "vehicle_list_type"),
+    ("garage_organization_name", "vehicle_list_garage"),
+    ("vin", "vehicle_list_vin"),
+    ("tracker_label", "vehicle_list_tracker_label"),
+    ("fuel_type", "vehicle_list_fuel_type"),
+    ("fuel_grade", "vehicle_list_fuel_grade"),
+    (
+        "norm_avg_fuel_consumption",
+        "vehicle_list_norm_avg_fuel_consumption",
+    ),
+    ("fuel_tank_volume", "vehicle_list_fuel_tank_volume"),
+    ("payload_weight", "vehicle_list_payload_weight"),
+    ("chassis_number", "vehicle_list_chassis_number"),
+    ("subtype", "vehicle_list_subtype"),
+    ("wheel_arrangement", "vehicle_list_wheel_arrangement"),
+    ("tyres_number", "vehicle_list_tyres_number"),
+    ("tyres_size", "vehicle_list_tyre_size"),
+    ("tyre_size", "vehicle_list_tyre_size"),
+    ("max_speed", "vehicle_list_max_speed"),
+    ("passengers", "vehicle_list_passengers"),
+];
+
+/// The index `property` is walked in.
+pub(super) fn index_of(property: &str) -> Option<&'static str> {
+    INDEXES
+        .iter()
+        .find(|(p, _)| *p == property)
+        .map(|(_, index)| *index)
+}
+
+/// A group of equal first sort items at most this large is read and
+/// sorted by the second item whatever the page; a larger one may be
+/// walked in the second item's index instead. (Tests have small groups:
+/// both ways are tested there.)
+const SMALL_GROUP: i64 = if cfg!(test) { 2 } else { 1_000 };
+
 impl Store {
     /// The vehicles the caller sees, sorted, filtered and paged in SQL.
     ///
@@ -53,11 +96,11 @@ impl Store {
     /// (migrations 0008 and 0016), then only its rows of `vehicles` are
     /// read. A filter of 3 or more characters takes its candidates from the
     /// trigram index `vehicle_search`. Without a filter, the page is cut at
-    /// the first sort item's value at `offset` (the pivot, found in the
-    /// item's index): first the rows of that value (sorted by the second
-    /// item: one group, however large the groups before it), then, if the
-    /// page is not full, the rows after it. `decisions.md` 90 says what
-    /// each kind of call costs.
+    /// the first sort item's values at its first and last rows, found in
+    /// the item's index: the page is the end of the first value's group,
+    /// the whole groups between, and the start of the last value's group,
+    /// each group read in the index that costs less. `decisions.md` 90
+    /// says what each kind of call costs.
     pub async fn list_vehicles(
         &self,
         caller: &UserAuth,
@@ -65,49 +108,40 @@ impl Store {
     ) -> Result<Vec<ListedVehicle>> {
         let list = query.checked(&LIST_RULES)?;
         let phrase = list.needle.as_deref().and_then(search_phrase);
-        // Every sortable property but the id (the master index's own
-        // order) has an index (`column`), so a first sort item can be walked.
-        let walked = list
-            .sort
-            .first()
-            .filter(|first| list.pattern.is_none() && first.property != "id")
-            .and_then(|first| {
-                LIST_RULES
-                    .properties
-                    .iter()
-                    .find(|(property, _)| *property == first.property)
-                    .map(|(_, column)| (*column, first.descending))
-            });
         let page = Page {
             caller,
             order_by: &list.order_by,
             pattern: list.pattern.as_deref(),
             phrase: phrase.as_deref(),
         };
-        // One snapshot for the pivot and the page.
+        let groups = list
+            .sort
+            .first()
+            .filter(|first| list.pattern.is_none() && first.property != "id")
+            .and_then(|first| {
+                let (_, column) = LIST_RULES
+                    .properties
+                    .iter()
+                    .find(|(property, _)| *property == first.property)?;
+                Some(Groups {
+                    caller,
+                    column,
+                    descending: first.descending,
+                    index: index_of(first.property)?,
+                    second: list
+                        .sort
+                        .get(1)
+                        .and_then(|second| index_of(second.property)),
+                })
+            });
+        // One snapshot for the pivots, the counts and the page.
         let mut tx = self.pool.begin().await?;
-        let rows = match walked {
+        let rows = match groups {
             None => {
-                page.rows(&mut tx, "", &Key::Null, list.limit, list.offset)
+                page.rows(&mut tx, "", [&Key::Null; 2], None, list.limit, list.offset)
                     .await?
             }
-            Some((column, descending)) => {
-                let Some(pivot) = pivot(&mut tx, caller, column, descending, list.offset).await?
-                else {
-                    return Ok(Vec::new());
-                };
-                let mut rows = page
-                    .rows(&mut tx, &pivot.same, &pivot.key, list.limit, pivot.offset)
-                    .await?;
-                let left = list.limit - rows.len() as i64;
-                if left > 0 {
-                    rows.extend(
-                        page.rows(&mut tx, &pivot.after, &pivot.key, left, 0)
-                            .await?,
-                    );
-                }
-                rows
-            }
+            Some(groups) => groups.page(&mut tx, &page, list.limit, list.offset).await?,
         };
         tx.commit().await?;
         rows.iter()
@@ -132,35 +166,42 @@ struct Page<'a> {
 
 impl Page<'_> {
     /// The rows (with their tracker's label and garage's name) holding
-    /// `condition` (over `$7`, the `key`), in the list's order, `limit` of
-    /// them from `offset` on.
+    /// `condition` (over `$7` and `$8`, the `keys`), in the list's order,
+    /// `limit` of them from `offset` on, walking `index` when given.
     async fn rows(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
         condition: &str,
-        key: &Key,
+        keys: [&Key; 2],
+        index: Option<&str>,
         limit: i64,
         offset: i64,
     ) -> Result<Vec<SqliteRow>> {
+        if limit <= 0 {
+            return Ok(Vec::new());
+        }
         // With candidates from the index, they drive (CROSS JOIN keeps them
         // outside); without, the planner walks the first sort item's index,
         // so a page stops early.
-        let source = if self.phrase.is_some() {
-            "(SELECT rowid AS id FROM vehicle_search WHERE vehicle_search MATCH $6) c \
-             CROSS JOIN vehicle_list_keys v ON v.id = c.id WHERE v.master_user_id = $1"
-        } else {
-            "vehicle_list_keys v WHERE v.master_user_id = $1 AND $6 IS NULL"
+        let source = match (self.phrase, index) {
+            (Some(_), _) => {
+                "(SELECT rowid AS id FROM vehicle_search WHERE vehicle_search MATCH $6) c \
+                 CROSS JOIN vehicle_list_keys v ON v.id = c.id WHERE v.master_user_id = $1"
+                    .to_owned()
+            }
+            (None, Some(index)) => format!(
+                "vehicle_list_keys v INDEXED BY {index} WHERE v.master_user_id = $1 AND $6 IS NULL"
+            ),
+            (None, None) => {
+                "vehicle_list_keys v WHERE v.master_user_id = $1 AND $6 IS NULL".to_owned()
+            }
         };
         let filter = if self.pattern.is_some() {
             " AND v.search_text LIKE $3 ESCAPE '\\'"
         } else {
             " AND $3 IS NULL"
         };
-        let condition = if condition.is_empty() {
-            " AND $7 IS $7".to_owned()
-        } else {
-            format!(" AND {condition}")
-        };
+        let condition = with_keys(condition, &["$7", "$8"]);
         let order_by = self.order_by;
         // The outer query orders the page's rows again by the same (total)
         // order: a subquery's order is not kept by a join.
@@ -183,8 +224,25 @@ impl Page<'_> {
             .bind(limit)
             .bind(offset)
             .bind(self.phrase);
-        Ok(key.bind(query).fetch_all(&mut **tx).await?)
+        let [first, second] = keys;
+        Ok(second.bind(first.bind(query)).fetch_all(&mut **tx).await?)
     }
+}
+
+/// ` AND condition`, naming each of `placeholders` (a statement must use
+/// every parameter bound to it; `$n IS $n` holds for any value).
+fn with_keys(condition: &str, placeholders: &[&str]) -> String {
+    let mut sql = if condition.is_empty() {
+        String::new()
+    } else {
+        format!(" AND {condition}")
+    };
+    for p in placeholders {
+        if !condition.contains(p) {
+            sql.push_str(&format!(" AND {p} IS {p}"));
+        }
+    }
+    sql
 }
 
 /// The FTS5 query finding the vehicles whose search text holds `needle`:
@@ -234,96 +292,206 @@ impl Key {
     }
 }
 
-/// Where a page at `offset` starts when the list sorts first by `column`
-/// (an expression [`LIST_RULES`] sorts by, with an index): the column's
-/// value there (the pivot), found in the index alone.
-#[derive(Debug)]
-struct Pivot {
-    /// The pivot's value.
-    key: Key,
-    /// The rows with the pivot's value (`$7`).
-    same: String,
-    /// The rows after the pivot's value in the list's order (`$7`).
-    after: String,
-    /// The page's offset among the rows with the pivot's value.
-    offset: i64,
-}
-
-/// The conditions of the rows before, at and after `$p`'s value of
-/// `column` in its order; NULLs come first ascending and last descending,
-/// as SQLite sorts. Each names `$p` (when NULL too), as every bound
-/// parameter must be used.
-fn around(column: &str, null: bool, descending: bool, p: &str) -> [String; 3] {
-    match (null, descending) {
-        (true, false) => [
-            format!("{p} IS NOT NULL"),
-            format!("{column} IS NULL AND {p} IS NULL"),
-            format!("{column} IS NOT NULL AND {p} IS NULL"),
-        ],
-        (false, false) => [
-            format!("({column} IS NULL OR {column} < {p})"),
-            format!("{column} = {p}"),
-            format!("{column} > {p}"),
-        ],
-        (true, true) => [
-            format!("{column} IS NOT NULL AND {p} IS NULL"),
-            format!("{column} IS NULL AND {p} IS NULL"),
-            format!("{p} IS NOT NULL"),
-        ],
-        (false, true) => [
-            format!("{column} > {p}"),
-            format!("{column} = {p}"),
-            format!("({column} < {p} OR {column} IS NULL)"),
-        ],
-    }
-}
-
-/// The [`Pivot`] of a page at `offset` of a list sorted first by `column`;
-/// `None` when the list is shorter than `offset`.
+/// A list without a filter sorted first by `column`, cut into groups of
+/// equal values of it (`decisions.md` 90).
 ///
-/// The rows before the pivot's value come before every row from it on, in
-/// any order whose first item is `column`; so the page is the same rows of
-/// the rest, `offset` less the rows before. SQLite's own `OFFSET` would
-/// sort every row it skips by the second item first (hundreds of
-/// milliseconds at offset 50,000 of 100,000), and a first page would sort
-/// a whole first group of tens of thousands of equal values; counting
-/// index entries does neither.
-async fn pivot(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    caller: &UserAuth,
-    column: &str,
+/// The rows before a value come before every row from it on, in any order
+/// whose first item is `column`; so a page is found by counting entries of
+/// the column's index, where SQLite's own `OFFSET` would sort every row it
+/// skips by the second item (hundreds of milliseconds at offset 50,000 of
+/// 100,000), and its first page would sort a whole first group (40,000
+/// vehicles without a tracker under `tracker_label` ascending).
+///
+/// The conditions are ranges of the index wherever they can be (`x IS NULL
+/// OR x < $p` is not one): NULLs come first ascending and last descending,
+/// as SQLite sorts them.
+struct Groups<'a> {
+    caller: &'a UserAuth,
+    /// The first sort item's expression (with its collation).
+    column: &'a str,
     descending: bool,
-    offset: i64,
-) -> Result<Option<Pivot>> {
-    let scope = scope(caller);
-    let direction = if descending { "DESC" } else { "ASC" };
-    let row = sqlx::query(&format!(
-        "SELECT {column} FROM vehicle_list_keys v WHERE v.master_user_id = $1{scope} \
-         ORDER BY {column} {direction} LIMIT 1 OFFSET $3"
-    ))
-    .bind(caller.master_id.0)
-    .bind(caller.user_id.0)
-    .bind(offset)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let key = Key::read(&row)?;
-    let null = key == Key::Null;
-    let [before, ..] = around(column, null, descending, "$3");
-    let sql = format!(
-        "SELECT count(*) FROM vehicle_list_keys v WHERE v.master_user_id = $1{scope} AND {before}"
-    );
-    let query = sqlx::query(&sql)
-        .bind(caller.master_id.0)
-        .bind(caller.user_id.0);
-    let skipped: i64 = key.bind(query).fetch_one(&mut **tx).await?.try_get(0)?;
-    let [_, same, after] = around(column, null, descending, "$7");
-    Ok(Some(Pivot {
-        key,
-        same,
-        after,
-        offset: offset - skipped,
-    }))
+    /// The first sort item's index.
+    index: &'static str,
+    /// The second sort item's index, if there is a second item.
+    second: Option<&'static str>,
+}
+
+impl Groups<'_> {
+    /// The rows with `key`'s value (`p`).
+    fn same(&self, key: &Key, p: &str) -> String {
+        let column = self.column;
+        if *key == Key::Null {
+            format!("{column} IS NULL AND {p} IS NULL")
+        } else {
+            format!("{column} = {p}")
+        }
+    }
+
+    /// Disjoint ranges that together hold the rows before `key`'s value (`p`).
+    fn before(&self, key: &Key, p: &str) -> Vec<String> {
+        let column = self.column;
+        match (*key == Key::Null, self.descending) {
+            (true, false) => Vec::new(),
+            (false, false) => vec![format!("{column} IS NULL"), format!("{column} < {p}")],
+            (false, true) => vec![format!("{column} > {p}")],
+            (true, true) => vec![format!("{column} IS NOT NULL")],
+        }
+    }
+
+    /// The rows from `key`'s value (`p`) on.
+    fn from_on(&self, key: &Key, p: &str) -> String {
+        let column = self.column;
+        match (*key == Key::Null, self.descending) {
+            (true, false) => String::new(),
+            (false, false) => format!("{column} >= {p}"),
+            (true, true) => format!("{column} IS NULL"),
+            // No range: walked from the top, at the cost of the rows before.
+            (false, true) => format!("({column} <= {p} OR {column} IS NULL)"),
+        }
+    }
+
+    /// The rows after `first`'s group (`$7`) and before `last`'s (`$8`),
+    /// or, without `last`, every row after `first`'s group (the list ends
+    /// within the page: fewer than a page).
+    fn between(&self, first: &Key, last: Option<&Key>) -> String {
+        let column = self.column;
+        let null = |key: &Key| *key == Key::Null;
+        match (self.descending, null(first), last) {
+            (false, true, None) => format!("{column} IS NOT NULL"),
+            (false, true, Some(_)) => format!("{column} < $8"),
+            (false, false, None) => format!("{column} > $7"),
+            (false, false, Some(_)) => format!("{column} > $7 AND {column} < $8"),
+            // Descending, the NULL group is the last: nothing comes after it.
+            (true, true, _) => "$7 IS NOT NULL".to_owned(),
+            (true, false, None) => format!("({column} < $7 OR {column} IS NULL)"),
+            (true, false, Some(last)) if null(last) => format!("{column} < $7"),
+            (true, false, Some(_)) => format!("{column} < $7 AND {column} > $8"),
+        }
+    }
+
+    /// The column's value at `offset` among the rows from `from`'s value on
+    /// (among all rows without `from`), read in its index alone.
+    async fn key_at(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        offset: i64,
+        from: Option<&Key>,
+    ) -> Result<Option<Key>> {
+        let (column, index) = (self.column, self.index);
+        let direction = if self.descending { "DESC" } else { "ASC" };
+        let from_on = from.map_or_else(String::new, |key| self.from_on(key, "$3"));
+        let sql = format!(
+            "SELECT {column} FROM vehicle_list_keys v INDEXED BY {index} \
+             WHERE v.master_user_id = $1{}{} \
+             ORDER BY {column} {direction} LIMIT 1 OFFSET $4",
+            scope(self.caller),
+            with_keys(&from_on, &["$3"])
+        );
+        let query = sqlx::query(&sql)
+            .bind(self.caller.master_id.0)
+            .bind(self.caller.user_id.0);
+        let row = from
+            .unwrap_or(&Key::Null)
+            .bind(query)
+            .bind(offset)
+            .fetch_optional(&mut **tx)
+            .await?;
+        row.as_ref().map(Key::read).transpose()
+    }
+
+    /// The rows holding `condition` (over `$3`, the `key`), counted in the
+    /// column's index.
+    async fn count(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        condition: &str,
+        key: &Key,
+    ) -> Result<i64> {
+        let sql = format!(
+            "SELECT count(*) FROM vehicle_list_keys v INDEXED BY {} \
+             WHERE v.master_user_id = $1{}{}",
+            self.index,
+            scope(self.caller),
+            with_keys(condition, &["$3"])
+        );
+        let query = sqlx::query(&sql)
+            .bind(self.caller.master_id.0)
+            .bind(self.caller.user_id.0);
+        Ok(key.bind(query).fetch_one(&mut **tx).await?.try_get(0)?)
+    }
+
+    /// `limit` rows of `key`'s group from `offset` on, sorted by the second
+    /// item. A group is read in the column's index and sorted, unless it
+    /// is large and the rows it answers come early in it: walking the
+    /// second item's index reads about `(offset + limit) × all / group`
+    /// rows (checking each for the value), sorting reads the group.
+    async fn group(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        page: &Page<'_>,
+        key: &Key,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<SqliteRow>> {
+        let mut index = self.index;
+        if let Some(second) = self.second {
+            let size = self.count(tx, &self.same(key, "$3"), key).await?;
+            if size > SMALL_GROUP {
+                let all = self.count(tx, "", &Key::Null).await?;
+                let walked = (offset + limit) as f64 * all as f64 / size as f64;
+                if walked < size as f64 {
+                    index = second;
+                }
+            }
+        }
+        let same = self.same(key, "$7");
+        page.rows(tx, &same, [key, &Key::Null], Some(index), limit, offset)
+            .await
+    }
+
+    /// The page of `limit` rows at `offset`: the end of its first row's
+    /// group, the whole groups between, the start of its last row's group.
+    async fn page(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        page: &Page<'_>,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<SqliteRow>> {
+        if limit <= 0 {
+            return Ok(Vec::new());
+        }
+        let Some(first) = self.key_at(tx, offset, None).await? else {
+            return Ok(Vec::new());
+        };
+        let mut before = 0;
+        for range in self.before(&first, "$3") {
+            before += self.count(tx, &range, &first).await?;
+        }
+        // The page's last row is this far from the first group's start.
+        let last = self
+            .key_at(tx, offset + limit - 1 - before, Some(&first))
+            .await?;
+        let mut rows = self.group(tx, page, &first, limit, offset - before).await?;
+        if last.as_ref() == Some(&first) {
+            return Ok(rows);
+        }
+        let left = limit - rows.len() as i64;
+        rows.extend(
+            page.rows(
+                tx,
+                &self.between(&first, last.as_ref()),
+                [&first, last.as_ref().unwrap_or(&Key::Null)],
+                Some(self.index),
+                left,
+                0,
+            )
+            .await?,
+        );
+        if let Some(last) = &last {
+            let left = limit - rows.len() as i64;
+            rows.extend(self.group(tx, page, last, left, 0).await?);
+        }
+        Ok(rows)
+    }
 }

@@ -331,3 +331,27 @@ async fn every_page_is_the_slice_of_the_whole_list_whatever_the_sort() {
         }
     }
 }
+
+#[tokio::test]
+async fn every_sortable_property_is_walked_in_an_index_of_its_own() {
+    let (_dir, store, _, _) = crate::zones::tests::store_with_two_users().await;
+    for (property, _) in super::list::LIST_RULES.properties {
+        let index =
+            super::list::index_of(property).unwrap_or_else(|| panic!("{property} has no index"));
+        let sql: String = sqlx::query_scalar(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = $1 \
+             AND tbl_name = 'vehicle_list_keys'",
+        )
+        .bind(index)
+        .fetch_one(&store.pool)
+        .await
+        .unwrap_or_else(|e| panic!("{property}: {index}: {e}"));
+        let column = match *property {
+            "id" => "master_user_id",
+            "tyres_size" => "tyre_size",
+            "garage_organization_name" => "garage_organization_name",
+            other => other,
+        };
+        assert!(sql.contains(column), "{property}: {sql}");
+    }
+}
