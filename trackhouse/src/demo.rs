@@ -484,6 +484,52 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
     store
         .create_bill(&caller, &[], "Demo Fleet LLP", 12_500.0)
         .await?;
+    // The dealer's business in its panel: a plan, an activation code for
+    // it, and a sub-dealer (waiting in its initial block).
+    let plan = store
+        .create_dealer_plan(
+            dealer_id,
+            platform::Plan {
+                id: None,
+                name: "Fleet Standard".to_owned(),
+                group_id: 0,
+                active: true,
+                plan_type: platform::PlanType::Monthly,
+                price: 9.9,
+                early_change_price: None,
+                device_limit: 1000,
+                has_reports: true,
+                store_period: "12m".to_owned(),
+                device_type: platform::DeviceType::Tracker,
+                proportional_charge: true,
+                service_prices: platform::ServicePrices::default(),
+            },
+        )
+        .await?;
+    store
+        .create_activation_codes(
+            dealer_id,
+            1,
+            platform::CodeTerms {
+                tariff_id: plan,
+                bonus_amount: 0,
+                free_days: 30,
+            },
+        )
+        .await?;
+    store
+        .create_subdealer(
+            dealer_id,
+            platform::NewSubdealer {
+                password: password()?,
+                title: "Steppe Telematics".to_owned(),
+                email: "office@steppe-telematics.example".to_owned(),
+                jur_name: "Steppe Telematics LLP".to_owned(),
+                jur_country: "Kazakhstan".to_owned(),
+                link_monitoring: "gps.steppe-telematics.example".to_owned(),
+            },
+        )
+        .await?;
     let (_, ingest_token) = store.create_ingest_token("demo devices", true).await?;
     Ok(DemoAccounts {
         dealer: DemoDealer {
@@ -608,6 +654,12 @@ curl -s {base}/v2/bill/list -H 'Authorization: NVX {api_key}'
 # Dealer panel: log in (the login is the dealer id), then read dealer info:
 PANEL=$(curl -s {base}/v2/panel/account/auth -d 'login={panel_login}' -d 'password={panel_password}' | {hash_of}); echo "$PANEL"
 curl -s {base}/v2/panel/dealer/get_info -d "hash=$PANEL"
+
+# The dealer's plans, activation codes and sub-dealers (the demo made one of each), and its customers, five per page:
+curl -s {base}/v2/panel/tariff/list -d "hash=$PANEL"
+curl -s {base}/v2/panel/dealer/activation_code/list -d "hash=$PANEL"
+curl -s {base}/v2/panel/subpaas/list -d "hash=$PANEL"
+curl -s {base}/v2/panel/user/list -H 'Content-Type: application/json' -d "{{\"hash\":\"$PANEL\",\"order_by\":\"login\",\"limit\":5}}"
 
 # Errors come as the platform's error object, e.g. an unknown key:
 curl -s {base}/v2/api/key/delete -d "hash=$HASH" -d 'key=00000000000000000000000000000000'

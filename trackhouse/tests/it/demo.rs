@@ -263,6 +263,38 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
                     .unwrap_or_default();
                 assert_eq!(labels, ["Drivers", "Maintenance"], "{context}");
                 named += 1;
+            } else if command.contains("/v2/panel/tariff/list") {
+                let names: Vec<&str> = answer["list"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|p| p["name"].as_str()).collect())
+                    .unwrap_or_default();
+                // Every dealer's default plan, and the demo's own.
+                assert_eq!(names, ["Standard", "Fleet Standard"], "{context}");
+                assert_eq!(answer["count"], 2, "{context}");
+                named += 1;
+            } else if command.contains("/v2/panel/dealer/activation_code/list") {
+                let codes = answer["list"].as_array().cloned().unwrap_or_default();
+                assert_eq!(codes.len(), 1, "{context}");
+                assert_eq!(codes[0]["free_days"], 30, "{context}");
+                assert_eq!(codes[0]["activated"], false, "{context}");
+                named += 1;
+            } else if command.contains("/v2/panel/subpaas/list") {
+                let list = answer["list"].as_array().cloned().unwrap_or_default();
+                assert_eq!(list.len(), 1, "{context}");
+                assert_eq!(list[0]["title"], "Steppe Telematics", "{context}");
+                assert_eq!(list[0]["block_type"], "INITIAL_BLOCK", "{context}");
+                named += 1;
+            } else if command.contains("/v2/panel/user/list") {
+                let logins: Vec<&str> = answer["list"]
+                    .as_array()
+                    .map(|l| l.iter().filter_map(|u| u["login"].as_str()).collect())
+                    .unwrap_or_default();
+                assert_eq!(
+                    logins,
+                    ["dispatch@other-fleet.example", "manager@demo-fleet.example"],
+                    "{context}"
+                );
+                named += 1;
             } else if command.contains("/raw_data/get_inputs") {
                 let inputs = answer["inputs"].to_string();
                 assert!(inputs.contains("lls_level_1"), "{context}");
@@ -362,7 +394,7 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     // conversions and the upload (FILE), security groups, retranslators,
     // plugins, bill create and list, dealer info, key delete, intake, import,
     // raw data read and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 28);
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 32);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -382,5 +414,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 28);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 32);
 }
