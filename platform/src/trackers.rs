@@ -195,16 +195,29 @@ impl Store {
         let dealer = DealerId(owner.try_get("dealer_id")?);
         let plan_id = match (new.plan_id, new.store_period) {
             (Some(plan), _) => {
-                let plan_dealer: Option<i64> =
-                    sqlx::query_scalar("SELECT dealer_id FROM plans WHERE id = $1")
-                        .bind(plan.0)
-                        .fetch_optional(&self.pool)
-                        .await?;
-                if plan_dealer != Some(dealer.0) {
-                    return Err(Error::NotFound {
-                        entity: "plan",
-                        id: plan.to_string(),
-                    });
+                // As `set_tracker_plan`: the dealer's own plan (201), for trackers (237).
+                let device_type: Option<String> = sqlx::query_scalar(
+                    "SELECT device_type FROM plans WHERE id = $1 AND dealer_id = $2",
+                )
+                .bind(plan.0)
+                .bind(dealer.0)
+                .fetch_optional(&self.pool)
+                .await?;
+                match device_type.as_deref() {
+                    None => {
+                        return Err(Error::NotFound {
+                            entity: "plan",
+                            id: plan.to_string(),
+                        });
+                    }
+                    Some("tracker") => {}
+                    Some(other) => {
+                        return Err(Error::InvalidPlan {
+                            reason: format!(
+                                "plan {plan} is for devices of type {other}, not trackers"
+                            ),
+                        });
+                    }
                 }
                 plan
             }
@@ -579,5 +592,59 @@ mod tests {
         ] {
             assert!(Calibration::parse("calibration", bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_tracker_is_made_on_a_tracker_plan_only() {
+        let (_dir, store, ann, _) = crate::zones::tests::store_with_two_users().await;
+        let dealer: i64 = sqlx::query_scalar("SELECT dealer_id FROM users WHERE id = $1")
+            .bind(ann.0)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let plan = |name: &str, device_type| crate::Plan {
+            id: None,
+            name: name.into(),
+            group_id: 0,
+            active: true,
+            plan_type: crate::PlanType::Monthly,
+            price: 1.0,
+            early_change_price: None,
+            device_limit: 10,
+            has_reports: true,
+            store_period: "1m".into(),
+            device_type,
+            proportional_charge: false,
+            service_prices: crate::ServicePrices::default(),
+        };
+        let camera = store
+            .create_dealer_plan(DealerId(dealer), plan("Cams", crate::DeviceType::Camera))
+            .await
+            .unwrap();
+        let trackers = store
+            .create_dealer_plan(DealerId(dealer), plan("Trucks", crate::DeviceType::Tracker))
+            .await
+            .unwrap();
+        let new = |plan: i64| NewTracker {
+            user_id: ann,
+            label: "T".into(),
+            device_id: format!("dev-{plan}"),
+            model: "fmb920".into(),
+            plan_id: Some(PlanId(plan)),
+            store_period: None,
+            time_zone: None,
+        };
+        let refused = store.create_tracker(new(camera)).await.unwrap_err();
+        assert_eq!(
+            schemas::HasCode::code(&refused),
+            schemas::ErrorCode::InvalidTariff,
+            "{refused}"
+        );
+        let refused = store.create_tracker(new(999)).await.unwrap_err();
+        assert_eq!(
+            schemas::HasCode::code(&refused),
+            schemas::ErrorCode::NotFoundInDatabase
+        );
+        store.create_tracker(new(trackers)).await.unwrap();
     }
 }
