@@ -339,7 +339,7 @@ impl Groups<'_> {
     }
 
     /// The rows from `key`'s value (`p`) on.
-    fn from_on(&self, key: &Key, p: &str) -> String {
+    fn at_and_after(&self, key: &Key, p: &str) -> String {
         let column = self.column;
         match (*key == Key::Null, self.descending) {
             (true, false) => String::new(),
@@ -379,7 +379,7 @@ impl Groups<'_> {
     ) -> Result<Option<Key>> {
         let (column, index) = (self.column, self.index);
         let direction = if self.descending { "DESC" } else { "ASC" };
-        let from_on = from.map_or_else(String::new, |key| self.from_on(key, "$3"));
+        let from_on = from.map_or_else(String::new, |key| self.at_and_after(key, "$3"));
         let sql = format!(
             "SELECT {column} FROM vehicle_list_keys v INDEXED BY {index} \
              WHERE v.master_user_id = $1{}{} \
