@@ -12,6 +12,10 @@
 //!   binary prints it; a test keeps it under the bound).
 //! - [`vehicle_list`]: `vehicle/list` over an account of 100,000 vehicles
 //!   among 1,000 accounts (issue 14), pages checked, then timed.
+//! - [`user_upload`]: `panel/user/upload` of a dealer's 10,000 users as CSV
+//!   and XLSX (issue 15), with the server's split of each upload.
+//! - [`panel_user_list`]: `panel/user/list` over a dealer of 100,000 users
+//!   (issue 15), pages checked, then timed.
 //!
 //! Criterion benches of the kernels (batching, CSV encoding, resampling) and
 //! load-generator binaries for the end-to-end paths live here, each compared
@@ -22,5 +26,7 @@ pub mod backends;
 pub mod export;
 pub mod fleet;
 pub mod layout;
+pub mod panel_user_list;
 pub mod resampling;
+pub mod user_upload;
 pub mod vehicle_list;

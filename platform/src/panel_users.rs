@@ -263,6 +263,14 @@ pub(crate) fn searchable(p: &Profile) -> String {
     ])
 }
 
+/// The FTS5 query finding the users whose search text holds `needle`: its
+/// trigrams as one phrase. `None` when the index cannot answer: fewer than
+/// 3 characters (no trigram), or control characters.
+fn search_phrase(needle: &str) -> Option<String> {
+    (needle.chars().count() >= 3 && !needle.chars().any(char::is_control))
+        .then(|| format!("\"{}\"", needle.replace('"', "\"\"")))
+}
+
 impl PanelUser {
     /// The user as stored, or the first member that is not valid.
     pub(crate) fn checked(mut self) -> Result<Self> {
@@ -570,32 +578,98 @@ impl Store {
     }
 
     /// `user/list`: a page of the users the scope reaches, and how many match.
+    ///
+    /// Sorted, filtered and paged in SQL (migration 0015): without a
+    /// filter, the page walks its order's partial index of the dealer's
+    /// users (`panel_users_*`, the id last) and the count reads the
+    /// dealer's index entries; a filter of 3 or more characters takes its
+    /// candidates from the trigram index `panel_user_search` and counts the
+    /// matches in the same pass as it chooses the page. Only the page's
+    /// rows are read whole. The page and the count read one snapshot. A
+    /// dealer with sub-dealers and `users: global` sorts its users and
+    /// theirs (no index holds them in one order).
     pub async fn list_panel_users(
         &self,
         scope: PanelScope,
         query: &OrderedQuery,
     ) -> Result<(Vec<PanelUser>, i64)> {
         let page = query.checked(&USER_LIST_RULES)?;
-        let filter = "($1 IS NULL OR u.search_text LIKE $1 ESCAPE '\\')";
-        let rows = sqlx::query(&format!(
-            "{SELECT_USER} WHERE {IN_SCOPE} AND {filter} ORDER BY {} LIMIT $4 OFFSET $5",
-            page.order_by
-        ))
-        .bind(page.pattern.as_deref())
-        .bind(scope.dealer.0)
-        .bind(scope.global)
-        .bind(page.limit)
-        .bind(page.offset)
-        .fetch_all(&self.pool)
-        .await?;
-        let count: i64 = sqlx::query_scalar(&format!(
-            "SELECT count(*) FROM users u WHERE {IN_SCOPE} AND {filter}"
-        ))
-        .bind(page.pattern.as_deref())
-        .bind(scope.dealer.0)
-        .bind(scope.global)
-        .fetch_one(&self.pool)
-        .await?;
+        let phrase = page.needle.as_deref().and_then(search_phrase);
+        let mut tx = self.pool.begin().await?;
+        // One dealer: its rows come in the order of an index led by it.
+        // With sub-dealers (`users: global` and a dealer that has some),
+        // rows of several dealers are merged by a sort.
+        let subdealers = scope.global
+            && sqlx::query_scalar::<_, i64>("SELECT id FROM dealers WHERE parent_dealer_id = $1")
+                .bind(scope.dealer.0)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+        let dealers = if subdealers {
+            "u.dealer_id IN (SELECT id FROM dealers WHERE id = $2 OR parent_dealer_id = $2)"
+        } else {
+            "u.dealer_id = $2"
+        };
+        // With candidates from the index, they drive (CROSS JOIN keeps them outside).
+        let (source, phrase_term) = if phrase.is_some() {
+            (
+                "(SELECT rowid AS id FROM panel_user_search WHERE panel_user_search MATCH $3) c \
+                 CROSS JOIN users u ON u.id = c.id",
+                "",
+            )
+        } else {
+            ("users u", " AND $3 IS NULL")
+        };
+        let filter = if page.pattern.is_some() {
+            " AND u.search_text LIKE $1 ESCAPE '\\'"
+        } else {
+            " AND $1 IS NULL"
+        };
+        let condition = format!(
+            "u.master_user_id IS NULL AND u.deleted = FALSE AND {dealers}{filter}{phrase_term}"
+        );
+        let order_by = &page.order_by;
+        // A filtered list reads every match anyway: the count comes with
+        // the page. Without a filter the page stops early in the index, and
+        // the count is a count of index entries.
+        let total = if page.pattern.is_some() {
+            "count(*) OVER ()"
+        } else {
+            "NULL"
+        };
+        // The outer query orders the page's rows again by the same (total)
+        // order: a subquery's order is not kept by a join.
+        let sql = format!(
+            "SELECT u.*, (SELECT count(*) FROM trackers t WHERE t.user_id = u.id \
+             AND t.deleted = FALSE) AS trackers_count, p.total \
+             FROM (SELECT u.id, {total} AS total FROM {source} WHERE {condition} \
+                   ORDER BY {order_by} LIMIT $4 OFFSET $5) p \
+             CROSS JOIN users u ON u.id = p.id ORDER BY {order_by}"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(page.pattern.as_deref())
+            .bind(scope.dealer.0)
+            .bind(phrase.as_deref())
+            .bind(page.limit)
+            .bind(page.offset)
+            .fetch_all(&mut *tx)
+            .await?;
+        let counted: Option<i64> = match rows.first() {
+            Some(row) => row.try_get("total")?,
+            None => None,
+        };
+        let count = match counted {
+            Some(count) => count,
+            None => {
+                sqlx::query_scalar(&format!("SELECT count(*) FROM {source} WHERE {condition}"))
+                    .bind(page.pattern.as_deref())
+                    .bind(scope.dealer.0)
+                    .bind(phrase.as_deref())
+                    .fetch_one(&mut *tx)
+                    .await?
+            }
+        };
+        tx.commit().await?;
         let users = rows
             .iter()
             .map(PanelUser::from_row)
