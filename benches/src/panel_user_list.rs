@@ -20,7 +20,8 @@ use std::cmp::Ordering;
 use anyhow::{Context, ensure};
 use serde_json::{Value, json};
 
-use crate::user_upload::{PanelClient, list_of};
+use crate::user_upload::PanelClient;
+use crate::vehicle_list::list_of;
 
 /// The orders of the scenarios: `order_by` (none: by id) and `ascending`.
 pub const ORDERS: &[(Option<&str>, bool)] = &[
@@ -70,27 +71,7 @@ pub fn filters(rows: &[Listed]) -> Vec<FilterCase> {
     ]
 }
 
-/// Which page of the matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Page {
-    /// Offset 0.
-    First,
-    /// The page holding the middle match.
-    Middle,
-    /// The page holding the last match.
-    Last,
-}
-
-impl Page {
-    /// The page's name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::First => "first",
-            Self::Middle => "middle",
-            Self::Last => "last",
-        }
-    }
-}
+pub use crate::vehicle_list::Page;
 
 /// One `panel/user/list` call, timed again and again.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,6 +23,8 @@ use tracing_subscriber::layer::Context as LayerContext;
 
 use people::{HEADER, Person};
 
+use crate::vehicle_list::list_of;
+
 /// The upload file as a spreadsheet program saves a CSV where `;`
 /// separates cells (clarification 49): UTF-8 with a byte order mark, CRLF,
 /// cells quoted only when they hold a `;`, a quote or a line break.
@@ -175,15 +177,6 @@ impl PanelClient {
                 return Ok(users);
             }
         }
-    }
-}
-
-/// The `list` of a list call's answer.
-pub fn list_of(bytes: &[u8]) -> anyhow::Result<Vec<Value>> {
-    let mut answer: Value = serde_json::from_slice(bytes)?;
-    match answer["list"].take() {
-        Value::Array(list) => Ok(list),
-        other => bail!("no list in the answer: {other}"),
     }
 }
 

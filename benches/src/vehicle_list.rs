@@ -392,12 +392,18 @@ impl ListClient {
     }
 }
 
-fn list_of(bytes: &[u8]) -> anyhow::Result<Vec<Value>> {
+/// The `list` member of a list call's answer.
+pub fn list_of(bytes: &[u8]) -> anyhow::Result<Vec<Value>> {
     let mut answer: Value = serde_json::from_slice(bytes)?;
     match answer["list"].take() {
         Value::Array(list) => Ok(list),
         other => bail!("no list in the answer: {other}"),
     }
+}
+
+/// A latency in milliseconds, two decimals, as the reports print it.
+pub fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
 /// Percentiles of a set of latencies (nearest rank).

@@ -470,7 +470,7 @@ impl Store {
             .bind(new.terms.default_tariff_id)
             .bind(&comment)
             .bind(self.clock.now());
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let id: i64 = profile
             .bind(query)
             .bind(user.activated)
@@ -562,7 +562,7 @@ impl Store {
             .bind(id.0)
             .bind(terms.default_tariff_id)
             .bind(comment);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         profile
             .bind(query)
             .bind(user.activated)
@@ -741,7 +741,7 @@ impl Store {
         corrupt_clones: bool,
     ) -> Result<()> {
         let id = self.user_in_scope(scope, user).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let stored: String = sqlx::query_scalar("SELECT login FROM users WHERE id = $1")
             .bind(id.0)
             .fetch_one(&mut *tx)

@@ -27,7 +27,7 @@ use benches::export::InProcessServer;
 use benches::panel_user_list::populate::{Population, PopulationConfig, populate};
 use benches::panel_user_list::{Listed, Scenario, call, everyone, ordered_query, verify};
 use benches::user_upload::PanelClient;
-use benches::vehicle_list::{Stats, shuffled};
+use benches::vehicle_list::{Stats, ms, shuffled};
 use clap::Parser;
 use ingest::IngestConfig;
 use platform::{PanelScope, Store, StoreConfig};
@@ -218,10 +218,6 @@ async fn store_alone(
         }
     }
     Ok(samples.iter().map(|s| Stats::of(s).p50).collect())
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
 fn print_groups(groups: &BTreeMap<String, Vec<Duration>>) {

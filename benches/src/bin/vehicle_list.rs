@@ -25,7 +25,7 @@ use anyhow::Context;
 use api::{ApiConfig, Rate, RateLimitConfig};
 use benches::export::InProcessServer;
 use benches::vehicle_list::populate::{Population, PopulationConfig, populate};
-use benches::vehicle_list::{ListClient, Listed, Scenario, Stats, shuffled};
+use benches::vehicle_list::{ListClient, Listed, Scenario, Stats, ms, shuffled};
 use clap::Parser;
 use ingest::IngestConfig;
 use platform::{Store, StoreConfig};
@@ -198,10 +198,6 @@ async fn sequential(
         }
     }
     Ok(samples)
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
 fn report_sequential(

@@ -424,20 +424,24 @@ impl Groups<'_> {
     /// item. A group is read in the column's index and sorted, unless it
     /// is large and the rows it answers come early in it: walking the
     /// second item's index reads about `(offset + limit) × all / group`
-    /// rows (checking each for the value), sorting reads the group.
+    /// rows (checking each for the value), sorting reads the group. `all`
+    /// is the list's length, counted once for a page's groups.
     async fn group(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
         page: &Page<'_>,
         key: &Key,
-        limit: i64,
-        offset: i64,
+        (limit, offset): (i64, i64),
+        all: &mut Option<i64>,
     ) -> Result<Vec<SqliteRow>> {
         let mut index = self.index;
         if let Some(second) = self.second {
             let size = self.count(tx, &self.same(key, "$3"), key).await?;
             if size > SMALL_GROUP {
-                let all = self.count(tx, "", &Key::Null).await?;
+                let all = match *all {
+                    Some(all) => all,
+                    None => *all.insert(self.count(tx, "", &Key::Null).await?),
+                };
                 let walked = (offset + limit) as f64 * all as f64 / size as f64;
                 if walked < size as f64 {
                     index = second;
@@ -472,7 +476,10 @@ impl Groups<'_> {
         let last = self
             .key_at(tx, offset + limit - 1 - before, Some(&first))
             .await?;
-        let mut rows = self.group(tx, page, &first, limit, offset - before).await?;
+        let mut all = None;
+        let mut rows = self
+            .group(tx, page, &first, (limit, offset - before), &mut all)
+            .await?;
         if last.as_ref() == Some(&first) {
             return Ok(rows);
         }
@@ -490,7 +497,7 @@ impl Groups<'_> {
         );
         if let Some(last) = &last {
             let left = limit - rows.len() as i64;
-            rows.extend(self.group(tx, page, last, left, 0).await?);
+            rows.extend(self.group(tx, page, last, (left, 0), &mut all).await?);
         }
         Ok(rows)
     }
