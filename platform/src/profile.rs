@@ -131,29 +131,37 @@ impl Profile {
         })
     }
 
+    /// The values of the [`PROFILE_COLUMNS`], in order.
+    pub(crate) fn values(&self) -> [Option<&str>; 20] {
+        [
+            Some(&self.login),
+            Some(&self.first_name),
+            Some(&self.middle_name),
+            Some(&self.last_name),
+            Some(self.legal_type.as_str()),
+            Some(&self.phone),
+            Some(&self.post_country),
+            Some(&self.post_index),
+            Some(&self.post_region),
+            Some(&self.post_city),
+            Some(&self.post_street_address),
+            Some(&self.registered_country),
+            Some(&self.registered_index),
+            Some(&self.registered_region),
+            Some(&self.registered_city),
+            Some(&self.registered_street_address),
+            Some(&self.state_reg_num),
+            Some(&self.tin),
+            Some(&self.legal_name),
+            self.iec.as_deref(),
+        ]
+    }
+
     /// Binds the [`PROFILE_COLUMNS`], in order.
     pub(crate) fn bind<'q>(&'q self, query: Query<'q>) -> Query<'q> {
-        query
-            .bind(&self.login)
-            .bind(&self.first_name)
-            .bind(&self.middle_name)
-            .bind(&self.last_name)
-            .bind(self.legal_type.as_str())
-            .bind(&self.phone)
-            .bind(&self.post_country)
-            .bind(&self.post_index)
-            .bind(&self.post_region)
-            .bind(&self.post_city)
-            .bind(&self.post_street_address)
-            .bind(&self.registered_country)
-            .bind(&self.registered_index)
-            .bind(&self.registered_region)
-            .bind(&self.registered_city)
-            .bind(&self.registered_street_address)
-            .bind(&self.state_reg_num)
-            .bind(&self.tin)
-            .bind(&self.legal_name)
-            .bind(&self.iec)
+        self.values()
+            .into_iter()
+            .fold(query, |query, value| query.bind(value))
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use chrono::NaiveDate;
 
 use crate::panel_users::{Discount, DiscountStrategy, PanelScope, PanelUser};
-use crate::profile::{PROFILE_COLUMNS, Profile, placeholders};
+use crate::profile::{PROFILE_COLUMNS, Profile};
 use crate::secret::hash_passwords;
 use crate::spreadsheet::{self, Table};
 use crate::{Error, LegalType, Result, RowIssue, RowsFault, Store, check_printable};
@@ -336,15 +336,6 @@ fn column_of(member: &str) -> &'static str {
     }
 }
 
-/// Users one `INSERT` writes: 26 values each, within SQLite's 32,766
-/// variables; one statement a chunk (prepared once for all full chunks)
-/// costs a fraction of a statement a row.
-const INSERT_ROWS: usize = 500;
-
-/// Values of a user's row besides the shared ones ($1-$4): password hash,
-/// comment, device limit, the profile, activated, verified, search text.
-const ROW_VALUES: usize = 6 + 20;
-
 fn refuse(fault: RowsFault, rows: Vec<RowIssue>) -> Error {
     Error::Rows { fault, rows }
 }
@@ -440,10 +431,8 @@ impl Store {
         let hashed = started.elapsed();
         let now = self.clock.now();
         let mut tx = self.write_tx().await?;
-        for (chunk, hashes) in rows.chunks(INSERT_ROWS).zip(hashes.chunks(INSERT_ROWS)) {
-            self.insert_users(&mut tx, scope, (&zone, &locale, now), chunk, hashes)
-                .await?;
-        }
+        self.insert_users(&mut tx, scope, (&zone, &locale, now), &rows, &hashes)
+            .await?;
         tx.commit().await?;
         let stored = started.elapsed();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -461,7 +450,12 @@ impl Store {
     }
 
     /// Stores `rows` (their passwords hashed as `hashes`) as users of the
-    /// scope's dealer in one multi-row `INSERT`, then their discounts.
+    /// scope's dealer, then their discounts: one `INSERT … SELECT` each,
+    /// over a JSON array of the rows bound as one parameter (`json_each`).
+    /// A statement a row costs a round trip to the connection's thread per
+    /// row, and a multi-row `VALUES` list binds thousands of parameters
+    /// (SQLite finds each by name: quadratic); both took seconds for
+    /// 10,000 rows where this takes SQLite's own work (BENCHMARKS.md).
     /// `shared` is the dealer's zone and locale and the creation time.
     async fn insert_users(
         &self,
@@ -471,56 +465,71 @@ impl Store {
         rows: &[Row],
         hashes: &[String],
     ) -> Result<()> {
-        let columns = format!("{PROFILE_COLUMNS}, activated, verified, search_text");
-        let values: Vec<String> = (0..rows.len())
-            .map(|i| {
-                format!(
-                    "($1, $2, $3, $4, $4, {})",
-                    placeholders(&format!("a, b, c, {columns}"), 5 + i * ROW_VALUES)
-                )
-            })
-            .collect();
-        let insert = format!(
-            "INSERT INTO users (dealer_id, time_zone, locale, created_at, password_changed_at, \
-             password_hash, comment, device_limit, {columns}) VALUES {}",
-            values.join(", ")
+        use serde_json::{Value, json};
+        let columns = format!(
+            "password_hash, comment, device_limit, {PROFILE_COLUMNS}, activated, verified, search_text"
         );
         let profiles: Vec<Profile> = rows.iter().map(|r| r.user.profile()).collect();
-        let search: Vec<String> = profiles
+        // Each row's values in the order of `columns`.
+        let values: Vec<Value> = rows
             .iter()
-            .map(crate::panel_users::searchable)
+            .zip(hashes)
+            .zip(&profiles)
+            .map(|((row, hash), profile)| {
+                let mut values = vec![json!(hash), json!(row.comment), json!(row.device_limit)];
+                values.extend(profile.values().map(|value| json!(value)));
+                values.extend([
+                    json!(row.user.activated),
+                    json!(row.user.activated),
+                    json!(crate::panel_users::searchable(profile)),
+                ]);
+                Value::Array(values)
+            })
             .collect();
+        let selected: Vec<String> = (0..columns.split(',').count())
+            .map(|i| format!("r.value ->> {i}"))
+            .collect();
+        let insert = format!(
+            "INSERT INTO users (dealer_id, time_zone, locale, created_at, password_changed_at, {columns}) \
+             SELECT $1, $2, $3, $4, $4, {} FROM json_each($5) r ORDER BY r.key",
+            selected.join(", ")
+        );
         let (zone, locale, now) = shared;
-        let mut query = sqlx::query(&insert)
+        let inserted = sqlx::query(&insert)
             .bind(scope.dealer.0)
             .bind(zone)
             .bind(locale)
-            .bind(now);
-        for (((row, hash), profile), search) in rows.iter().zip(hashes).zip(&profiles).zip(&search)
-        {
-            query = profile
-                .bind(query.bind(hash).bind(&row.comment).bind(row.device_limit))
-                .bind(row.user.activated)
-                .bind(row.user.activated)
-                .bind(search);
-        }
-        if let Err(e) = query.execute(&mut **tx).await {
+            .bind(now)
+            .bind(Value::Array(values).to_string())
+            .execute(&mut **tx)
+            .await;
+        if let Err(e) = inserted {
             // Registered since the check (another upload or create): name one.
             let login = self.registered_login(tx, &profiles).await?;
             return Err(crate::users::unique_login(e, &login.unwrap_or_default()));
         }
-        for (row, profile) in rows.iter().zip(&profiles) {
-            if let Some((discount, end)) = &row.discount {
-                sqlx::query(
-                    "INSERT INTO user_discounts (user_id, value, min_trackers, end_date, strategy) \
-                     SELECT id, $2, 0, $3, 'no_summing' FROM users WHERE login = $1",
-                )
-                .bind(&profile.login)
-                .bind(discount.value)
-                .bind(end)
-                .execute(&mut **tx)
-                .await?;
-            }
+        // As sqlx binds a time: RFC 3339 with `+00:00`.
+        let discounts: Vec<Value> = rows
+            .iter()
+            .zip(&profiles)
+            .filter_map(|(row, profile)| {
+                let (discount, end) = row.discount.as_ref()?;
+                Some(json!([
+                    profile.login,
+                    discount.value,
+                    end.map(|t| t.to_rfc3339())
+                ]))
+            })
+            .collect();
+        if !discounts.is_empty() {
+            sqlx::query(
+                "INSERT INTO user_discounts (user_id, value, min_trackers, end_date, strategy) \
+                 SELECT u.id, d.value ->> 1, 0, d.value ->> 2, 'no_summing' \
+                 FROM json_each($1) d JOIN users u ON u.login = d.value ->> 0",
+            )
+            .bind(Value::Array(discounts).to_string())
+            .execute(&mut **tx)
+            .await?;
         }
         Ok(())
     }
