@@ -65,6 +65,20 @@ pub(crate) struct CheckedList {
     pub(crate) offset: i64,
 }
 
+impl CheckedList {
+    /// The FTS5 query of a trigram index (`vehicle_search`,
+    /// `panel_user_search`) finding the rows whose search text holds the
+    /// filter: its trigrams as one phrase. `None` without a filter or when
+    /// the index cannot answer: fewer than 3 characters (no trigram), or
+    /// control characters. A trigram index only narrows: the callers check
+    /// every candidate against [`Self::pattern`].
+    pub(crate) fn phrase(&self) -> Option<String> {
+        let needle = self.needle.as_deref()?;
+        (needle.chars().count() >= 3 && !needle.chars().any(char::is_control))
+            .then(|| format!("\"{}\"", needle.replace('"', "\"\"")))
+    }
+}
+
 impl ListQuery {
     /// The request as SQL pieces, or 7 naming `sort`, `filter`, `offset`,
     /// or 212 for a `limit` above [`MAX_LIST_LIMIT`].

@@ -263,14 +263,6 @@ pub(crate) fn searchable(p: &Profile) -> String {
     ])
 }
 
-/// The FTS5 query finding the users whose search text holds `needle`: its
-/// trigrams as one phrase. `None` when the index cannot answer: fewer than
-/// 3 characters (no trigram), or control characters.
-fn search_phrase(needle: &str) -> Option<String> {
-    (needle.chars().count() >= 3 && !needle.chars().any(char::is_control))
-        .then(|| format!("\"{}\"", needle.replace('"', "\"\"")))
-}
-
 impl PanelUser {
     /// The user as stored, or the first member that is not valid.
     pub(crate) fn checked(mut self) -> Result<Self> {
@@ -594,7 +586,7 @@ impl Store {
         query: &OrderedQuery,
     ) -> Result<(Vec<PanelUser>, i64)> {
         let page = query.checked(&USER_LIST_RULES)?;
-        let phrase = page.needle.as_deref().and_then(search_phrase);
+        let phrase = page.phrase();
         let mut tx = self.pool.begin().await?;
         // One dealer: its rows come in the order of an index led by it.
         // With sub-dealers (`users: global` and a dealer that has some),

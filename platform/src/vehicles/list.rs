@@ -107,7 +107,7 @@ impl Store {
         query: &ListQuery,
     ) -> Result<Vec<ListedVehicle>> {
         let list = query.checked(&LIST_RULES)?;
-        let phrase = list.needle.as_deref().and_then(search_phrase);
+        let phrase = list.phrase();
         let page = Page {
             caller,
             order_by: &list.order_by,
@@ -243,14 +243,6 @@ fn with_keys(condition: &str, placeholders: &[&str]) -> String {
         }
     }
     sql
-}
-
-/// The FTS5 query finding the vehicles whose search text holds `needle`:
-/// its trigrams as one phrase. `None` when the index cannot answer: fewer
-/// than 3 characters (no trigram), or control characters.
-fn search_phrase(needle: &str) -> Option<String> {
-    (needle.chars().count() >= 3 && !needle.chars().any(char::is_control))
-        .then(|| format!("\"{}\"", needle.replace('"', "\"\"")))
 }
 
 /// A sort key's value as SQLite holds it, to bind again as it was read
