@@ -111,7 +111,7 @@ impl Store {
                 return Err(Error::invalid(field, "must be 0 or more"));
             }
         }
-        let prices = serde_json::to_string(&new.service_prices)
+        let prices = serde_json::to_string(&new.service_prices.checked("service_prices")?)
             .map_err(|e| Error::corrupt("service_prices", e))?;
         sqlx::query_scalar(
             "INSERT INTO paas_tariffs (name, currency, license_price, min_license_pay, vat, trial, \

@@ -34,7 +34,8 @@ pub struct ServicePrices {
 }
 
 impl ServicePrices {
-    fn checked(self, field: &'static str) -> Result<Self> {
+    /// The prices, or 7 naming the first that is negative or not finite (`field.name`).
+    pub(crate) fn checked(self, field: &'static str) -> Result<Self> {
         for (name, value) in [
             ("incoming_sms", self.incoming_sms),
             ("outgoing_sms", self.outgoing_sms),

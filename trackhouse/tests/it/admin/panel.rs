@@ -135,6 +135,18 @@ fn paas_tariffs_are_made_and_dealers_put_on_them_and_deleted() {
                     "create",
                     "--name",
                     "X",
+                    "--service-prices",
+                    r#"{"traffic": -0.5}"#,
+                ],
+                7,
+                "service_prices.traffic",
+            ),
+            (
+                &[
+                    "paas-tariff",
+                    "create",
+                    "--name",
+                    "X",
                     "--license-price",
                     "-1",
                 ],
