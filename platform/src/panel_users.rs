@@ -623,7 +623,7 @@ impl Store {
         let order_by = &page.order_by;
         // A filtered list reads every match anyway: the count comes with
         // the page. Without a filter the page stops early in the index, and
-        // the count is a count of index entries.
+        // the count is the dealers' counts, kept by triggers.
         let total = if page.pattern.is_some() {
             "count(*) OVER ()"
         } else {
@@ -652,6 +652,16 @@ impl Store {
         };
         let count = match counted {
             Some(count) => count,
+            // Without a filter: the dealers' counts (migration 0017).
+            None if page.pattern.is_none() => {
+                sqlx::query_scalar(&format!(
+                    "SELECT coalesce(sum(u.listed), 0) FROM panel_user_counts u WHERE {}",
+                    dealers.replace("$2", "$1")
+                ))
+                .bind(scope.dealer.0)
+                .fetch_one(&mut *tx)
+                .await?
+            }
             None => {
                 sqlx::query_scalar(&format!("SELECT count(*) FROM {source} WHERE {condition}"))
                     .bind(page.pattern.as_deref())
