@@ -107,10 +107,14 @@ async fn a_message_at_the_column_limit_among_200k_stays_within_bounds_after_a_re
         "replay and flush peaked at {replay_mib} MiB"
     );
 
-    // Every message is there, the wide one whole.
+    // Every message is there, the wide one whole. The export of every
+    // column is about 200 MB of CSV (200,000 rows of 1,024 cells), which a
+    // debug build sharing two cores with other tests may take minutes to
+    // write: a longer deadline than the tests' 120 s for these two reads.
     let read = |columns: Value| {
         client
             .post(format!("{base}/dwh/v1/tracker/raw_data/read"))
+            .timeout(std::time::Duration::from_secs(900))
             .json(
                 &json!({"hash": key, "tracker_id": tracker, "interval": "2024-06-01T00:00:00Z/P1D",
                           "columns": columns, "time_zone": "UTC"}),
