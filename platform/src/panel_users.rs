@@ -597,11 +597,17 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?
                 .is_some();
-        let dealers = if subdealers {
-            "u.dealer_id IN (SELECT id FROM dealers WHERE id = $2 OR parent_dealer_id = $2)"
-        } else {
-            "u.dealer_id = $2"
+        // The scope's dealers, the dealer's id being the placeholder `p`.
+        let dealers_of = |p: &str| {
+            if subdealers {
+                format!(
+                    "u.dealer_id IN (SELECT id FROM dealers WHERE id = {p} OR parent_dealer_id = {p})"
+                )
+            } else {
+                format!("u.dealer_id = {p}")
+            }
         };
+        let dealers = dealers_of("$2");
         // With candidates from the index, they drive (CROSS JOIN keeps them outside).
         let (source, phrase_term) = if phrase.is_some() {
             (
@@ -656,7 +662,7 @@ impl Store {
             None if page.pattern.is_none() => {
                 sqlx::query_scalar(&format!(
                     "SELECT coalesce(sum(u.listed), 0) FROM panel_user_counts u WHERE {}",
-                    dealers.replace("$2", "$1")
+                    dealers_of("$1")
                 ))
                 .bind(scope.dealer.0)
                 .fetch_one(&mut *tx)
