@@ -25,6 +25,7 @@ Environment: TRACKHOUSE_URL (the server) and TRACKHOUSE_DEMO_JSON (its demo.json
 import json
 import os
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -42,8 +43,12 @@ _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 def _login(path: str, login: str, password: str) -> str:
     body = urllib.parse.urlencode({"login": login, "password": password}).encode()
-    with _opener.open(f"{BASE}{path}", data=body, timeout=30) as response:
-        answer = json.load(response)
+    try:
+        with _opener.open(f"{BASE}{path}", data=body, timeout=30) as response:
+            answer = json.load(response)
+    except urllib.error.HTTPError as refused:
+        answer = refused.read().decode("utf-8", "replace")
+        raise RuntimeError(f"{path} refused the demo account {login!r}: HTTP {refused.code} {answer}") from None
     if not answer.get("success"):
         raise RuntimeError(f"{path} refused the demo account: {answer}")
     return answer["hash"]
@@ -157,13 +162,15 @@ def _json_text_fields(schemas) -> dict:
 # The panel's user calls (change_password, corrupt, update...) would change or
 # remove the demo's own users, whose logins these hooks need for sessions: an
 # id of one of them is replaced by an id no user has (the call answers 201).
+# A list stands for a key repeated in the query string or the form, of which
+# the server keeps the last value (decisions.md 3): each of its ids is checked.
 _PROTECTED = {u.get("user_id") for u in ACCOUNTS.get("users", [])} | {ACCOUNTS.get("subuser", {}).get("user_id")}
 _PROTECTED.discard(None)
 _NOBODY = 2_000_000_000
 
 
-def _protect(ctx, values):
-    if ctx.operation is None or not ctx.operation.path.startswith("/v2/panel/user/") or not isinstance(values, dict):
+def _protect(values):
+    if not isinstance(values, dict):
         return values
 
     def named(value):
@@ -173,18 +180,26 @@ def _protect(ctx, values):
             return False
 
     values = dict(values)
-    if named(values.get("user_id")):
+    user_id = values.get("user_id")
+    if isinstance(user_id, list):
+        values["user_id"] = [_NOBODY if named(v) else v for v in user_id]
+    elif named(user_id):
         values["user_id"] = _NOBODY
-    user = values.get("user")
-    if isinstance(user, dict) and named(user.get("id")):
-        values["user"] = {**user, "id": _NOBODY}
-    elif isinstance(user, str):
-        try:
-            parsed = json.loads(user)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and named(parsed.get("id")):
-            values["user"] = json.dumps({**parsed, "id": _NOBODY})
+    def user_of_nobody(user):
+        if isinstance(user, dict) and named(user.get("id")):
+            return {**user, "id": _NOBODY}
+        if isinstance(user, str):
+            try:
+                parsed = json.loads(user)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict) and named(parsed.get("id")):
+                return json.dumps({**parsed, "id": _NOBODY})
+        return user
+
+    if "user" in values:
+        user = values["user"]
+        values["user"] = [user_of_nobody(u) for u in user] if isinstance(user, list) else user_of_nobody(user)
     return values
 
 
@@ -194,7 +209,7 @@ def flatmap_query(ctx, query):
         return st.just(query)
     parameters = ctx.operation.definition.raw.get("parameters", [])
     fields = _json_text_fields((p.get("name"), p.get("schema")) for p in parameters if p.get("in") == "query")
-    return _json_text(_protect(ctx, query), fields).map(lambda v: _protect(ctx, v))
+    return _json_text(query, fields)
 
 
 @schemathesis.hook
@@ -206,4 +221,39 @@ def flatmap_body(ctx, body):
     fields = _json_text_fields(form.get("properties", {}).items())
     # Only a form body holds these as text; a JSON body holds the values themselves.
     fields = {k: v for k, v in fields.items() if isinstance(body, dict) and isinstance(body.get(k), str)}
-    return _json_text(_protect(ctx, body), fields).map(lambda v: _protect(ctx, v))
+    return _json_text(body, fields)
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    """Every phase's cases pass here (the coverage phase's are not drawn
+    through the `flatmap_*` hooks): the demo's users are protected here."""
+    if case.operation.path.startswith("/v2/panel/user/"):
+        case.query = _protect(case.query)
+        case.body = _protect(case.body)
+
+
+# The calls that can take a demo user's login away from these hooks (a new
+# password, a deactivation, a corruption): after one of them succeeds, the
+# demo user must still log in, else the case that did it is the failure.
+_GUARDED = ("/v2/panel/user/change_password", "/v2/panel/user/corrupt", "/v2/panel/user/update")
+
+
+@schemathesis.hook
+def after_call(ctx, case, response):
+    if case.operation.path not in _GUARDED or response.status_code != 200:
+        return
+    try:
+        succeeded = response.json().get("success") is True
+    except ValueError:
+        succeeded = False
+    if not succeeded:
+        return
+    user = ACCOUNTS["users"][0]
+    try:
+        _login("/v2/user/auth", user["login"], user["password"])
+    except RuntimeError as lost:
+        raise AssertionError(
+            f"{case.method} {case.operation.path} took the demo user's login away "
+            f"(query {case.query!r}, body {case.body!r}): {lost}"
+        ) from None
