@@ -81,8 +81,15 @@ impl CheckedList {
 
 impl ListQuery {
     /// The request as SQL pieces, or 7 naming `sort`, `filter`, `offset`,
-    /// or 212 for a `limit` above [`MAX_LIST_LIMIT`].
+    /// or 212 for a `limit` above [`MAX_LIST_LIMIT`]. Ties break by the
+    /// id ascending whatever the sort items' directions.
     pub(crate) fn checked(&self, rules: &ListRules) -> Result<CheckedList> {
+        self.checked_with_ties(rules, false)
+    }
+
+    /// [`Self::checked`] with the ties broken by the id descending when
+    /// `ties_descending`.
+    fn checked_with_ties(&self, rules: &ListRules, ties_descending: bool) -> Result<CheckedList> {
         if self.sort.len() > rules.max_sort_items {
             return Err(Error::invalid(
                 "sort",
@@ -130,7 +137,11 @@ impl ListQuery {
                 descending,
             });
         }
-        order_by.push(format!("{} ASC", rules.tie_breaker));
+        order_by.push(format!(
+            "{} {}",
+            rules.tie_breaker,
+            if ties_descending { "DESC" } else { "ASC" }
+        ));
 
         let filter = self.filter.as_deref().map(str::trim).unwrap_or_default();
         let chars = filter.chars().count();
@@ -228,15 +239,19 @@ impl OrderedQuery {
     }
 
     /// The request as SQL pieces, by the same rules as [`ListQuery::checked`]
-    /// (an unknown `order_by` is 7 naming it).
+    /// (an unknown `order_by` is 7 naming it), except that a descending
+    /// order is the ascending one reversed, ties included (by the id
+    /// descending): one index per property serves both directions.
     pub(crate) fn checked(&self, rules: &ListRules) -> Result<CheckedList> {
+        let sort = rules.order_by(self.order_by.as_deref(), self.ascending)?;
+        let ties_descending = !sort.is_empty() && !self.ascending;
         ListQuery {
-            sort: rules.order_by(self.order_by.as_deref(), self.ascending)?,
+            sort,
             filter: self.filter.clone(),
             limit: self.limit,
             offset: self.offset,
         }
-        .checked(rules)
+        .checked_with_ties(rules, ties_descending)
     }
 }
 
@@ -307,6 +322,26 @@ mod tests {
         ] {
             assert!(query(bad, None).checked(&RULES).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_panel_order_descending_is_the_ascending_one_reversed() {
+        let order = |order_by: Option<&str>, ascending: bool| {
+            OrderedQuery {
+                order_by: order_by.map(str::to_owned),
+                ascending,
+                ..OrderedQuery::default()
+            }
+            .checked(&RULES)
+            .map(|c| c.order_by)
+        };
+        assert_eq!(order(Some("label"), true).unwrap(), "v.label ASC, v.id ASC");
+        assert_eq!(
+            order(Some("label"), false).unwrap(),
+            "v.label DESC, v.id DESC"
+        );
+        assert_eq!(order(None, false).unwrap(), "v.id ASC");
+        assert!(order(Some("colour"), false).is_err());
     }
 
     #[test]

@@ -468,6 +468,14 @@ async fn lists_are_filtered_ordered_paged_and_scoped() {
             .0,
         ["a@list.example"]
     );
+    // Descending is the ascending order reversed, ties (by id) included:
+    // every user has the same balance.
+    for property in ["balance", "login", "creation_date"] {
+        let (mut up, _) = list(json!({"order_by": property})).await;
+        let (down, _) = list(json!({"order_by": property, "ascending": false})).await;
+        up.reverse();
+        assert_eq!(down, up, "{property}");
+    }
     assert_eq!(
         list(json!({"filter": "БОР"})).await,
         (vec!["b@list.example".to_owned()], 1)
