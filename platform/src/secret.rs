@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{Output, ParamsString, PasswordHash, PasswordVerifier, SaltString};
+use argon2::{Argon2, Block, Params};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -57,29 +57,53 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// Hashes a password with argon2id (default parameters), on this thread.
-fn hash_now(password: &str) -> Result<String> {
+/// The working memory of one argon2id hash with the default parameters
+/// (19,456 blocks of 1 KiB), to be reused from hash to hash on one thread.
+fn hash_memory() -> Vec<Block> {
+    vec![Block::default(); Argon2::default().params().block_count()]
+}
+
+/// Hashes a password with argon2id (default parameters), on this thread, in
+/// `memory` (from [`hash_memory`]). The PHC string is the one
+/// `PasswordHasher::hash_password` gives; that call allocates and zeroes
+/// its 19 MiB for every hash, and returning them to the system and faulting
+/// them in again took about a third of a bulk upload's hashing time
+/// (BENCHMARKS.md, *panel/user/upload*).
+fn hash_in(memory: &mut [Block], password: &str) -> Result<String> {
+    let failed = |e: &dyn fmt::Display| Error::PasswordHash(e.to_string());
     let mut salt_bytes = [0u8; 16];
     getrandom::fill(&mut salt_bytes)
         .map_err(|e| Error::PasswordHash(format!("OS random source failed: {e}")))?;
-    let salt =
-        SaltString::encode_b64(&salt_bytes).map_err(|e| Error::PasswordHash(e.to_string()))?;
-    Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
-        .map(|hash| hash.to_string())
-        .map_err(|e| Error::PasswordHash(e.to_string()))
+    let salt = SaltString::encode_b64(&salt_bytes).map_err(|e| failed(&e))?;
+    let argon2 = Argon2::default();
+    let params = argon2.params();
+    let output_len = params.output_len().unwrap_or(Params::DEFAULT_OUTPUT_LEN);
+    let hash = Output::init_with(output_len, |out| {
+        argon2
+            .hash_password_into_with_memory(password.as_bytes(), &salt_bytes, out, &mut *memory)
+            .map_err(argon2::password_hash::Error::from)
+    })
+    .map_err(|e| failed(&e))?;
+    let phc = PasswordHash {
+        algorithm: argon2::Algorithm::Argon2id.ident(),
+        version: Some(argon2::Version::V0x13.into()),
+        params: ParamsString::try_from(params).map_err(|e| failed(&e))?,
+        salt: Some(salt.as_salt()),
+        hash: Some(hash),
+    };
+    Ok(phc.to_string())
 }
 
 /// Hashes a password with argon2id (default parameters) on a blocking thread.
 pub(crate) async fn hash_password(password: &str) -> Result<String> {
     let password = password.to_owned();
-    tokio::task::spawn_blocking(move || hash_now(&password))
+    tokio::task::spawn_blocking(move || hash_in(&mut hash_memory(), &password))
         .await
         .map_err(Error::Task)?
 }
 
 /// Hashes many passwords, in order, spread over every core (one blocking
-/// task per core, each hashing its share in turn).
+/// task per core, each hashing its share in turn in one working memory).
 pub(crate) async fn hash_passwords(passwords: Vec<String>) -> Result<Vec<String>> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let share = passwords.len().div_ceil(cores).max(1);
@@ -89,9 +113,10 @@ pub(crate) async fn hash_passwords(passwords: Vec<String>) -> Result<Vec<String>
         let tail = rest.split_off(share.min(rest.len()));
         let chunk = std::mem::replace(&mut rest, tail);
         tasks.push(tokio::task::spawn_blocking(move || {
+            let mut memory = hash_memory();
             chunk
                 .iter()
-                .map(|p| hash_now(p))
+                .map(|p| hash_in(&mut memory, p))
                 .collect::<Result<Vec<_>>>()
         }));
     }
@@ -164,5 +189,36 @@ mod tests {
         );
         assert!(!verify_password("wrong", Some(hash)).await.unwrap());
         assert!(!verify_password("", None).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn hashes_made_in_reused_memory_are_the_libraries_hashes() {
+        let passwords: Vec<String> = (0..5).map(|i| format!("pass-{i}")).collect();
+        let hashes = hash_passwords(passwords.clone()).await.unwrap();
+        assert_eq!(hashes.len(), passwords.len());
+        let standard = Argon2::default();
+        for (i, (password, hash)) in passwords.iter().zip(&hashes).enumerate() {
+            let parsed = PasswordHash::new(hash).unwrap();
+            // Each verifies with the library's own verifier, and its own
+            // password only, although they share the working memory.
+            assert!(
+                standard
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok()
+            );
+            let other = &passwords[(i + 1) % passwords.len()];
+            assert!(standard.verify_password(other.as_bytes(), &parsed).is_err());
+            // The same PHC string the library writes for that salt.
+            let salt = parsed.salt.unwrap();
+            let again = argon2::PasswordHasher::hash_password(&standard, password.as_bytes(), salt)
+                .unwrap()
+                .to_string();
+            assert_eq!(hash, &again);
+        }
+        assert!(
+            hashes[0].starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{}",
+            hashes[0]
+        );
     }
 }
