@@ -159,15 +159,16 @@ impl Scenario {
             .iter()
             .filter(|r| r.matches(self.filter.text.as_deref()))
             .collect();
+        // Ties by id; a descending order is the ascending one reversed,
+        // ties included (decisions.md 92). Without `order_by`: by id ascending.
         let property = self.order_by.unwrap_or("id");
         matching.sort_by(|a, b| {
-            let order = a.compare(b, property);
-            if self.ascending {
+            let order = a.compare(b, property).then(a.id.cmp(&b.id));
+            if self.ascending || self.order_by.is_none() {
                 order
             } else {
                 order.reverse()
             }
-            .then(a.id.cmp(&b.id))
         });
         let page = matching
             .iter()
