@@ -160,11 +160,11 @@ impl Scenario {
             .filter(|r| r.matches(self.filter.text.as_deref()))
             .collect();
         // Ties by id; a descending order is the ascending one reversed,
-        // ties included (decisions.md 92). Without `order_by`: by id ascending.
+        // ties included (decisions.md 92); without `order_by`, by id.
         let property = self.order_by.unwrap_or("id");
         matching.sort_by(|a, b| {
             let order = a.compare(b, property).then(a.id.cmp(&b.id));
-            if self.ascending || self.order_by.is_none() {
+            if self.ascending {
                 order
             } else {
                 order.reverse()
@@ -365,7 +365,7 @@ mod tests {
         };
         let ids = |s: Scenario| s.expected(&rows).0;
         assert_eq!(ids(scenario(Some("last_name"), true, None)), [2, 3, 1, 4]);
-        assert_eq!(ids(scenario(Some("last_name"), false, None)), [4, 1, 2, 3]);
+        assert_eq!(ids(scenario(Some("last_name"), false, None)), [4, 1, 3, 2]);
         assert_eq!(ids(scenario(Some("login"), true, None)), [2, 1, 3, 4]);
         assert_eq!(ids(scenario(None, false, None)), [4, 3, 2, 1]);
         assert_eq!(ids(scenario(None, true, Some(" АХМЕТ "))), [4]);

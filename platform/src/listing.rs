@@ -241,10 +241,12 @@ impl OrderedQuery {
     /// The request as SQL pieces, by the same rules as [`ListQuery::checked`]
     /// (an unknown `order_by` is 7 naming it), except that a descending
     /// order is the ascending one reversed, ties included (by the id
-    /// descending): one index per property serves both directions.
+    /// descending): one index per property serves both directions. Without
+    /// `order_by`, by id in `ascending`'s direction.
     pub(crate) fn checked(&self, rules: &ListRules) -> Result<CheckedList> {
         let sort = rules.order_by(self.order_by.as_deref(), self.ascending)?;
-        let ties_descending = !sort.is_empty() && !self.ascending;
+        // Without `order_by` the list is by id alone, in `ascending`'s direction.
+        let ties_descending = !self.ascending;
         ListQuery {
             sort,
             filter: self.filter.clone(),
@@ -340,7 +342,8 @@ mod tests {
             order(Some("label"), false).unwrap(),
             "v.label DESC, v.id DESC"
         );
-        assert_eq!(order(None, false).unwrap(), "v.id ASC");
+        assert_eq!(order(None, true).unwrap(), "v.id ASC");
+        assert_eq!(order(None, false).unwrap(), "v.id DESC");
         assert!(order(Some("colour"), false).is_err());
     }
 

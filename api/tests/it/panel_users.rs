@@ -470,6 +470,9 @@ async fn lists_are_filtered_ordered_paged_and_scoped() {
     );
     // Descending is the ascending order reversed, ties (by id) included:
     // every user has the same balance.
+    let (mut by_id, _) = list(json!({})).await;
+    by_id.reverse();
+    assert_eq!(list(json!({"ascending": false})).await.0, by_id, "by id");
     for property in ["balance", "login", "creation_date"] {
         let (mut up, _) = list(json!({"order_by": property})).await;
         let (down, _) = list(json!({"order_by": property, "ascending": false})).await;
