@@ -80,7 +80,7 @@ pub use plugins::{BILLING_PLUGIN, Plugin, PluginFilter, PluginOwner};
 pub use retranslators::{
     DEFAULT_RETRANSLATOR_QUOTA, RETRANSLATOR_PROTOCOLS, Retranslator, RetranslatorProtocol,
 };
-pub use secret::Secret;
+pub use secret::{Secret, hash_in as password_hash_in, hash_memory as password_hash_memory};
 pub use security_groups::{MAX_SECURITY_GROUP_LABEL_CHARS, SecurityGroup};
 pub use spreadsheet::{Format, Table, read_file, read_text, sniff_delimiter};
 pub use store::{Store, StoreConfig};

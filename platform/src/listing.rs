@@ -244,16 +244,13 @@ impl OrderedQuery {
     /// descending): one index per property serves both directions. Without
     /// `order_by`, by id in `ascending`'s direction.
     pub(crate) fn checked(&self, rules: &ListRules) -> Result<CheckedList> {
-        let sort = rules.order_by(self.order_by.as_deref(), self.ascending)?;
-        // Without `order_by` the list is by id alone, in `ascending`'s direction.
-        let ties_descending = !self.ascending;
         ListQuery {
-            sort,
+            sort: rules.order_by(self.order_by.as_deref(), self.ascending)?,
             filter: self.filter.clone(),
             limit: self.limit,
             offset: self.offset,
         }
-        .checked_with_ties(rules, ties_descending)
+        .checked_with_ties(rules, !self.ascending)
     }
 }
 

@@ -59,7 +59,7 @@ impl fmt::Debug for Secret {
 
 /// The working memory of one argon2id hash with the default parameters
 /// (19,456 blocks of 1 KiB), to be reused from hash to hash on one thread.
-fn hash_memory() -> Vec<Block> {
+pub fn hash_memory() -> Vec<Block> {
     vec![Block::default(); Argon2::default().params().block_count()]
 }
 
@@ -68,8 +68,9 @@ fn hash_memory() -> Vec<Block> {
 /// `PasswordHasher::hash_password` gives; that call allocates and zeroes
 /// its 19 MiB for every hash, and returning them to the system and faulting
 /// them in again took about a third of a bulk upload's hashing time
-/// (BENCHMARKS.md, *panel/user/upload*).
-fn hash_in(memory: &mut [Block], password: &str) -> Result<String> {
+/// (BENCHMARKS.md, *panel/user/upload*). Public for the upload benchmark,
+/// which times it on one thread.
+pub fn hash_in(memory: &mut [Block], password: &str) -> Result<String> {
     let failed = |e: &dyn fmt::Display| Error::PasswordHash(e.to_string());
     let mut salt_bytes = [0u8; 16];
     getrandom::fill(&mut salt_bytes)

@@ -185,6 +185,7 @@ def _protect(values):
         values["user_id"] = [_NOBODY if named(v) else v for v in user_id]
     elif named(user_id):
         values["user_id"] = _NOBODY
+
     def user_of_nobody(user):
         if isinstance(user, dict) and named(user.get("id")):
             return {**user, "id": _NOBODY}
