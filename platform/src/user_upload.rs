@@ -45,6 +45,10 @@ const COLUMNS: &[(&str, bool)] = &[
     ("Device limit", false),
 ];
 
+/// Parameters SQLite takes in one statement (`SQLITE_MAX_VARIABLE_NUMBER`,
+/// 32,766 since SQLite 3.32).
+const SQLITE_MAX_VARIABLES: usize = 32_766;
+
 /// Columns legal entities and sole traders must fill.
 const COMPANY_COLUMNS: &[&str] = &[
     "Country",
@@ -130,11 +134,11 @@ fn check_row(
     layout: &HashMap<&'static str, usize>,
     issues: &mut Vec<RowIssue>,
 ) -> Option<Row> {
-    let cell = |column: &str| -> String {
+    let cell = |column: &str| -> &str {
         layout
             .get(column)
             .and_then(|i| cells.get(*i))
-            .map_or_else(String::new, |c| c.trim().to_owned())
+            .map_or("", |c| c.trim())
     };
     let start = issues.len();
     let mut issue = |column: &str, error: String| {
@@ -161,7 +165,7 @@ fn check_row(
             None
         }
     };
-    let legal_type = match cell("Legal status").as_str() {
+    let legal_type = match cell("Legal status") {
         "1" => Some(LegalType::Individual),
         "2" => Some(LegalType::LegalEntity),
         "3" => Some(LegalType::SoleTrader),
@@ -187,7 +191,7 @@ fn check_row(
             }
         }
     }
-    let password = cell("Password");
+    let password = cell("Password").to_owned();
     if !password.is_empty() {
         if let Err(Error::InvalidArgument { reason, .. }) =
             check_printable("password", &password, 6, 20)
@@ -195,7 +199,7 @@ fn check_row(
             issue("Password", reason);
         }
     }
-    let comment = cell("Comment");
+    let comment = cell("Comment").to_owned();
     if comment.chars().count() > 255 {
         issue("Comment", "must be at most 255 characters".into());
     }
@@ -212,7 +216,7 @@ fn check_row(
             }
         },
     };
-    let end_date = match cell("End date of discount").as_str() {
+    let end_date = match cell("End date of discount") {
         "" => None,
         text => {
             let day = text.get(..10).unwrap_or(text);
@@ -228,7 +232,7 @@ fn check_row(
             }
         }
     };
-    let device_limit = match cell("Device limit").as_str() {
+    let device_limit = match cell("Device limit") {
         "" => None,
         text => match text.parse::<i64>() {
             Ok(n) if n >= 0 => Some(n),
@@ -250,31 +254,33 @@ fn check_row(
         dealer_id: None,
         activated,
         verified: None,
-        login: cell("Email address"),
-        first_name: cell("Name"),
-        middle_name: cell("Middle name"),
-        last_name: cell("Surname"),
+        login: cell("Email address").to_owned(),
+        first_name: cell("Name").to_owned(),
+        middle_name: cell("Middle name").to_owned(),
+        last_name: cell("Surname").to_owned(),
         legal_name: if legal {
-            cell("Legal name")
+            cell("Legal name").to_owned()
         } else {
             String::new()
         },
         legal_type,
-        phone: cell("Phone number"),
-        post_country: cell("Country"),
-        post_index: cell("Zip code"),
-        post_region: cell("Region"),
-        post_city: cell("City"),
-        post_street_address: cell("Street, address"),
-        registered_country: cell("Registration country"),
-        registered_index: cell("Registration zip code"),
-        registered_region: cell("Registration region"),
-        registered_city: cell("Registration city"),
-        registered_street_address: cell("Registration address"),
+        phone: cell("Phone number").to_owned(),
+        post_country: cell("Country").to_owned(),
+        post_index: cell("Zip code").to_owned(),
+        post_region: cell("Region").to_owned(),
+        post_city: cell("City").to_owned(),
+        post_street_address: cell("Street, address").to_owned(),
+        registered_country: cell("Registration country").to_owned(),
+        registered_index: cell("Registration zip code").to_owned(),
+        registered_region: cell("Registration region").to_owned(),
+        registered_city: cell("Registration city").to_owned(),
+        registered_street_address: cell("Registration address").to_owned(),
         state_reg_num: String::new(),
-        tin: cell("Tax number"),
+        tin: cell("Tax number").to_owned(),
         okpo_code: None,
-        iec: Some(cell("IEC")).filter(|i| legal_type == LegalType::LegalEntity && !i.is_empty()),
+        iec: Some(cell("IEC"))
+            .filter(|i| legal_type == LegalType::LegalEntity && !i.is_empty())
+            .map(str::to_owned),
         balance: 0.0,
         bonus: 0.0,
         creation_date: String::new(),
@@ -431,8 +437,15 @@ impl Store {
         let hashed = started.elapsed();
         let now = self.clock.now();
         let mut tx = self.write_tx().await?;
-        self.insert_users(&mut tx, scope, (&zone, &locale, now), &rows, &hashes)
-            .await?;
+        let shared = (zone.as_str(), locale.as_str(), now);
+        self.insert_users(
+            &mut tx,
+            scope,
+            shared,
+            (&rows, &hashes),
+            SQLITE_MAX_VARIABLES,
+        )
+        .await?;
         tx.commit().await?;
         let stored = started.elapsed();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -450,63 +463,70 @@ impl Store {
     }
 
     /// Stores `rows` (their passwords hashed as `hashes`) as users of the
-    /// scope's dealer, then their discounts: one `INSERT … SELECT` each,
-    /// over a JSON array of the rows bound as one parameter (`json_each`).
-    /// A statement a row costs a round trip to the connection's thread per
-    /// row, and a multi-row `VALUES` list binds thousands of parameters
-    /// (SQLite finds each by name: quadratic); both took seconds for
-    /// 10,000 rows where this takes SQLite's own work (BENCHMARKS.md).
-    /// `shared` is the dealer's zone and locale and the creation time.
+    /// scope's dealer, then their discounts. The users go in multi-row
+    /// `INSERT … VALUES` statements of as many rows as SQLite takes
+    /// parameters, with anonymous `?` parameters: SQLite numbers those in
+    /// order, where SQLite's parser and sqlx's binding look each named `$n`
+    /// up among the names before it (quadratic in a statement of thousands). A statement a row costs a
+    /// round trip to the connection's thread per row; one `INSERT … SELECT`
+    /// over the rows as a JSON array (`json_each`) made SQLite render each
+    /// row's array anew for each of its 36 columns: both were slower for
+    /// 10,000 rows (BENCHMARKS.md). `shared` is the dealer's zone and
+    /// locale and the creation time; `max_variables` the parameters a
+    /// statement may take.
     async fn insert_users(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
         scope: PanelScope,
         shared: (&str, &str, chrono::DateTime<chrono::Utc>),
-        rows: &[Row],
-        hashes: &[String],
+        (rows, hashes): (&[Row], &[String]),
+        max_variables: usize,
     ) -> Result<()> {
         use serde_json::{Value, json};
         let columns = format!(
-            "password_hash, comment, device_limit, {PROFILE_COLUMNS}, activated, verified, search_text"
+            "dealer_id, time_zone, locale, created_at, password_changed_at, \
+             password_hash, comment, device_limit, {PROFILE_COLUMNS}, activated, verified, search_text"
         );
+        let per_row = columns.split(',').count();
+        let row_values = format!("({})", vec!["?"; per_row].join(", "));
         let profiles: Vec<Profile> = rows.iter().map(|r| r.user.profile()).collect();
-        // Each row's values in the order of `columns`.
-        let values: Vec<Value> = rows
+        let searchable: Vec<String> = profiles
             .iter()
-            .zip(hashes)
-            .zip(&profiles)
-            .map(|((row, hash), profile)| {
-                let mut values = vec![json!(hash), json!(row.comment), json!(row.device_limit)];
-                values.extend(profile.values().map(|value| json!(value)));
-                values.extend([
-                    json!(row.user.activated),
-                    json!(row.user.activated),
-                    json!(crate::panel_users::searchable(profile)),
-                ]);
-                Value::Array(values)
-            })
+            .map(crate::panel_users::searchable)
             .collect();
-        let selected: Vec<String> = (0..columns.split(',').count())
-            .map(|i| format!("r.value ->> {i}"))
-            .collect();
-        let insert = format!(
-            "INSERT INTO users (dealer_id, time_zone, locale, created_at, password_changed_at, {columns}) \
-             SELECT $1, $2, $3, $4, $4, {} FROM json_each($5) r ORDER BY r.key",
-            selected.join(", ")
-        );
         let (zone, locale, now) = shared;
-        let inserted = sqlx::query(&insert)
-            .bind(scope.dealer.0)
-            .bind(zone)
-            .bind(locale)
-            .bind(now)
-            .bind(Value::Array(values).to_string())
-            .execute(&mut **tx)
-            .await;
-        if let Err(e) = inserted {
-            // Registered since the check (another upload or create): name one.
-            let login = self.registered_login(tx, &profiles).await?;
-            return Err(crate::users::unique_login(e, &login.unwrap_or_default()));
+        let per_statement = (max_variables / per_row).max(1);
+        for start in (0..rows.len()).step_by(per_statement) {
+            let end = rows.len().min(start + per_statement);
+            let insert = format!(
+                "INSERT INTO users ({columns}) VALUES {}",
+                vec![row_values.as_str(); end - start].join(", ")
+            );
+            // Not kept in the connection's statement cache: a statement
+            // of 30,000 parameters holds megabytes.
+            let mut query = sqlx::query(&insert).persistent(false);
+            for i in start..end {
+                let (row, profile) = (&rows[i], &profiles[i]);
+                query = query
+                    .bind(scope.dealer.0)
+                    .bind(zone)
+                    .bind(locale)
+                    .bind(now)
+                    .bind(now)
+                    .bind(&hashes[i])
+                    .bind(&row.comment)
+                    .bind(row.device_limit);
+                query = profile
+                    .bind(query)
+                    .bind(row.user.activated)
+                    .bind(row.user.activated)
+                    .bind(&searchable[i]);
+            }
+            if let Err(e) = query.execute(&mut **tx).await {
+                // Registered since the check (another upload or create): name one.
+                let login = self.registered_login(tx, &profiles).await?;
+                return Err(crate::users::unique_login(e, &login.unwrap_or_default()));
+            }
         }
         // As sqlx binds a time: RFC 3339 with `+00:00`.
         let discounts: Vec<Value> = rows
@@ -547,5 +567,126 @@ impl Store {
         .bind(serde_json::to_string(&logins).map_err(|e| Error::corrupt("logins", e))?)
         .fetch_optional(&mut **tx)
         .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows as `check_row` makes them from the cells of a file.
+    fn rows(logins: &[&str]) -> Vec<Row> {
+        let header: Vec<String> = COLUMNS.iter().map(|(c, _)| (*c).to_owned()).collect();
+        let layout = layout(&header).unwrap();
+        let mut issues = Vec::new();
+        let rows = logins
+            .iter()
+            .enumerate()
+            .map(|(i, login)| {
+                let cells: Vec<String> = COLUMNS
+                    .iter()
+                    .map(|(column, _)| match *column {
+                        "Email address" => (*login).to_owned(),
+                        "Password" => "secret12".to_owned(),
+                        "Status" => if i % 2 == 0 { "1" } else { "0" }.to_owned(),
+                        "Legal status" => "1".to_owned(),
+                        "Surname" => format!("Ахметова {i}"),
+                        "Name" => "Dana".to_owned(),
+                        "Comment" => format!("row {i}"),
+                        "Discount" => if i == 4 { "15" } else { "" }.to_owned(),
+                        "Device limit" => if i == 5 { "7" } else { "" }.to_owned(),
+                        _ => String::new(),
+                    })
+                    .collect();
+                check_row(i + 1, &cells, &layout, &mut issues).unwrap()
+            })
+            .collect();
+        assert!(issues.is_empty(), "{issues:?}");
+        rows
+    }
+
+    type Stored = (String, String, String, i64, Option<i64>, String, String);
+
+    async fn stored(store: &Store) -> Vec<Stored> {
+        sqlx::query_as(
+            "SELECT login, last_name, comment, activated, device_limit, password_hash, time_zone \
+             FROM users WHERE login LIKE '%@upload.example' ORDER BY id",
+        )
+        .fetch_all(&store.pool)
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn rows_spread_over_several_statements_are_stored_in_file_order_or_not_at_all() {
+        let (_dir, store, _, _) = crate::zones::tests::store_with_two_users().await;
+        let scope = PanelScope {
+            dealer: schemas::DealerId(1),
+            global: false,
+        };
+        let logins: Vec<String> = (0..10).map(|i| format!("u{i}@upload.example")).collect();
+        let logins: Vec<&str> = logins.iter().map(String::as_str).collect();
+        let hashes: Vec<String> = (0..10).map(|i| format!("hash {i}")).collect();
+        // Three rows a statement: four statements.
+        let three_rows = 3 * 36 + 1;
+        let shared = ("Asia/Almaty", "ru", chrono::Utc::now());
+
+        // A login registered already, in the third statement: nothing stays.
+        let mut taken = rows(&logins);
+        taken[7].user.login = "bob@example.com".into();
+        let mut tx = store.write_tx().await.unwrap();
+        let refused = store
+            .insert_users(&mut tx, scope, shared, (&taken, &hashes), three_rows)
+            .await
+            .unwrap_err();
+        drop(tx);
+        assert!(
+            matches!(&refused, Error::LoginInUse { login } if login == "bob@example.com"),
+            "{refused:?}"
+        );
+        assert!(stored(&store).await.is_empty());
+
+        let mut tx = store.write_tx().await.unwrap();
+        store
+            .insert_users(
+                &mut tx,
+                scope,
+                shared,
+                (&rows(&logins), &hashes),
+                three_rows,
+            )
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let expected: Vec<Stored> = (0..10)
+            .map(|i| {
+                (
+                    logins[i].to_owned(),
+                    format!("Ахметова {i}"),
+                    format!("row {i}"),
+                    i64::from(i % 2 == 0),
+                    (i == 5).then_some(7),
+                    format!("hash {i}"),
+                    "Asia/Almaty".to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(stored(&store).await, expected);
+        // The list's search index and the discount follow the rows.
+        let found: Vec<String> = sqlx::query_scalar(
+            "SELECT u.login FROM panel_user_search s JOIN users u ON u.id = s.rowid \
+             WHERE s.search_text MATCH '\"ахметова 7\"'",
+        )
+        .fetch_all(&store.pool)
+        .await
+        .unwrap();
+        assert_eq!(found, ["u7@upload.example"]);
+        let discounted: Vec<(String, f64)> = sqlx::query_as(
+            "SELECT u.login, d.value FROM user_discounts d JOIN users u ON u.id = d.user_id",
+        )
+        .fetch_all(&store.pool)
+        .await
+        .unwrap();
+        assert_eq!(discounted, [("u4@upload.example".to_owned(), 15.0)]);
     }
 }
