@@ -13,6 +13,9 @@ use crate::{Error, Result};
 /// How much of the database file each connection maps (SQLite's `mmap_size`).
 const MMAP_BYTES: u64 = 1 << 30;
 
+/// How often the write-ahead log is copied into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
 /// Settings of the platform store.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -51,6 +54,40 @@ pub struct Store {
     pub(crate) pool: SqlitePool,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: Arc<StoreConfig>,
+    /// Stops the checkpoints when the last clone goes.
+    _checkpoints: Arc<Checkpoints>,
+}
+
+/// The task that checkpoints the write-ahead log, stopped on drop.
+#[derive(Debug)]
+struct Checkpoints(tokio::task::AbortHandle);
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Copies the write-ahead log into the database file every
+/// [`CHECKPOINT_EVERY`] (`PASSIVE`: never waits for readers or writers)
+/// until the pool closes. SQLite's own automatic checkpoint runs inside
+/// the commit that crosses 1,000 pages of log, so the call that made it
+/// waited for the copy and the database file's sync (a tenth of the
+/// storing time of a 10,000-user upload); it is off (decisions.md 102).
+async fn checkpoint(pool: SqlitePool) {
+    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !pool.is_closed() {
+        every.tick().await;
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&pool)
+            .await
+        {
+            if !pool.is_closed() {
+                tracing::warn!(target: "platform::store", error = %e, "checkpoint failed");
+            }
+        }
+    }
 }
 
 impl Store {
@@ -86,7 +123,9 @@ impl Store {
             .pragma("mmap_size", MMAP_BYTES.to_string())
             // Sorts that outgrow memory (deep pages) stay in memory rather
             // than in temporary files.
-            .pragma("temp_store", "memory");
+            .pragma("temp_store", "memory")
+            // Checkpoints run in their own task, not in a commit.
+            .pragma("wal_autocheckpoint", "0");
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections)
             .connect_with(options)
@@ -95,10 +134,12 @@ impl Store {
             .run(&pool)
             .await
             .map_err(Error::Migrate)?;
+        let checkpoints = tokio::spawn(checkpoint(pool.clone())).abort_handle();
         Ok(Self {
             pool,
             clock,
             config: Arc::new(config),
+            _checkpoints: Arc::new(Checkpoints(checkpoints)),
         })
     }
 
@@ -121,5 +162,45 @@ impl Store {
     /// Closes the pool, waiting for connections in use.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_log_is_checkpointed_by_the_stores_task_not_by_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(StoreConfig::new(dir.path()), Arc::new(schemas::SystemClock))
+            .await
+            .unwrap();
+        let automatic: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(automatic, 0, "no checkpoint inside a commit");
+        let file = dir.path().join("platform.sqlite");
+        let before = std::fs::metadata(&file).unwrap().len();
+        // 8 MiB of new pages: 2,000 pages of log, twice the automatic threshold.
+        sqlx::query("CREATE TABLE scratch (bytes BLOB)")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        sqlx::query(
+            "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1024) \
+             INSERT INTO scratch SELECT randomblob(8192) FROM n",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let grown = async {
+            while std::fs::metadata(&file).unwrap().len() < before + (8 << 20) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::time::timeout(CHECKPOINT_EVERY * 5, grown)
+            .await
+            .expect("the pages reach the database file within a few checkpoint periods");
     }
 }

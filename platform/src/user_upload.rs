@@ -127,6 +127,45 @@ fn layout(header: &[String]) -> Result<HashMap<&'static str, usize>> {
     Ok(found)
 }
 
+/// Checks the data rows (numbered from 1) over every core; the problems in
+/// row order.
+fn check_rows(
+    data: &[Vec<String>],
+    layout: &HashMap<&'static str, usize>,
+) -> (Vec<Option<Row>>, Vec<RowIssue>) {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let share = data.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = data
+            .chunks(share)
+            .enumerate()
+            .map(|(part, cells)| {
+                scope.spawn(move || {
+                    let mut issues = Vec::new();
+                    let rows: Vec<Option<Row>> = cells
+                        .iter()
+                        .enumerate()
+                        .map(|(i, cells)| {
+                            check_row(part * share + i + 1, cells, layout, &mut issues)
+                        })
+                        .collect();
+                    (rows, issues)
+                })
+            })
+            .collect();
+        let mut rows = Vec::with_capacity(data.len());
+        let mut issues = Vec::new();
+        for part in parts {
+            let (part_rows, part_issues) = part
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            rows.extend(part_rows);
+            issues.extend(part_issues);
+        }
+        (rows, issues)
+    })
+}
+
 /// Checks one row; its problems go to `issues`.
 fn check_row(
     number: usize,
@@ -382,12 +421,9 @@ impl Store {
         if data.is_empty() {
             return Err(refuse(RowsFault::Empty, Vec::new()));
         }
-        let mut issues = Vec::new();
-        let checked: Vec<Option<Row>> = data
-            .iter()
-            .enumerate()
-            .map(|(i, cells)| check_row(i + 1, cells, &layout, &mut issues))
-            .collect();
+        let (checked, issues) = tokio::task::spawn_blocking(move || check_rows(&data, &layout))
+            .await
+            .map_err(Error::Task)?;
         if !issues.is_empty() {
             return Err(refuse(RowsFault::Invalid, issues));
         }
@@ -499,7 +535,7 @@ impl Store {
         for start in (0..rows.len()).step_by(per_statement) {
             let end = rows.len().min(start + per_statement);
             let insert = format!(
-                "INSERT INTO users ({columns}) VALUES {}",
+                "INSERT OR ROLLBACK INTO users ({columns}) VALUES {}",
                 vec![row_values.as_str(); end - start].join(", ")
             );
             // Not kept in the connection's statement cache: a statement
@@ -523,6 +559,11 @@ impl Store {
                     .bind(&searchable[i]);
             }
             if let Err(e) = query.execute(&mut **tx).await {
+                // SQLite has ended the transaction (`OR ROLLBACK`; after
+                // another error it may have): open an empty one for `tx`
+                // to roll back, else sqlx would count the connection as
+                // still in a transaction.
+                let _ = sqlx::query("BEGIN").execute(&mut **tx).await;
                 // Registered since the check (another upload or create): name one.
                 let login = self.registered_login(tx, &profiles).await?;
                 return Err(crate::users::unique_login(e, &login.unwrap_or_default()));
@@ -605,6 +646,46 @@ mod tests {
         rows
     }
 
+    #[test]
+    fn rows_checked_over_every_core_keep_their_numbers_and_order() {
+        let logins: Vec<String> = (0..9).map(|i| format!("u{i}@upload.example")).collect();
+        let header: Vec<String> = COLUMNS.iter().map(|(c, _)| (*c).to_owned()).collect();
+        let layout = layout(&header).unwrap();
+        let mut data: Vec<Vec<String>> = logins
+            .iter()
+            .map(|login| {
+                COLUMNS
+                    .iter()
+                    .map(|(column, _)| match *column {
+                        "Email address" => login.clone(),
+                        "Password" => "secret12".to_owned(),
+                        "Status" | "Legal status" => "1".to_owned(),
+                        "Surname" | "Name" => "Lee".to_owned(),
+                        _ => String::new(),
+                    })
+                    .collect()
+            })
+            .collect();
+        data[1][2] = "maybe".into();
+        data[7][5] = String::new();
+        let (rows, issues) = check_rows(&data, &layout);
+        let named: Vec<(usize, &str)> = issues
+            .iter()
+            .map(|i| (i.row_number, i.parameter.as_str()))
+            .collect();
+        assert_eq!(named, [(2, "Status"), (8, "Name")]);
+        let checked: Vec<Option<&str>> = rows
+            .iter()
+            .map(|r| r.as_ref().map(|r| r.user.login.as_str()))
+            .collect();
+        let expected: Vec<Option<&str>> = logins
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i != 1 && i != 7).then_some(l.as_str()))
+            .collect();
+        assert_eq!(checked, expected);
+    }
+
     type Stored = (String, String, String, i64, Option<i64>, String, String);
 
     async fn stored(store: &Store) -> Vec<Stored> {
@@ -619,10 +700,17 @@ mod tests {
 
     #[tokio::test]
     async fn rows_spread_over_several_statements_are_stored_in_file_order_or_not_at_all() {
-        let (_dir, store, _, _) = crate::zones::tests::store_with_two_users().await;
+        // One connection: the one the refused statement ran on serves on.
+        let (_dir, store, _, _) = crate::zones::tests::store_with_two_users_on(1).await;
         let scope = PanelScope {
             dealer: schemas::DealerId(1),
             global: false,
+        };
+        let listed = || async {
+            sqlx::query_scalar::<_, i64>("SELECT listed FROM panel_user_counts WHERE dealer_id = 1")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap()
         };
         let logins: Vec<String> = (0..10).map(|i| format!("u{i}@upload.example")).collect();
         let logins: Vec<&str> = logins.iter().map(String::as_str).collect();
@@ -645,6 +733,7 @@ mod tests {
             "{refused:?}"
         );
         assert!(stored(&store).await.is_empty());
+        assert_eq!(listed().await, 2);
 
         let mut tx = store.write_tx().await.unwrap();
         store
@@ -672,6 +761,7 @@ mod tests {
             })
             .collect();
         assert_eq!(stored(&store).await, expected);
+        assert_eq!(listed().await, 12);
         // The list's search index and the discount follow the rows.
         let found: Vec<String> = sqlx::query_scalar(
             "SELECT u.login FROM panel_user_search s JOIN users u ON u.id = s.rowid \

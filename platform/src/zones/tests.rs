@@ -221,11 +221,20 @@ fn zones_read_as_the_platform_writes_them() {
 
 /// A store in a temporary directory with two master users of one dealer.
 pub(crate) async fn store_with_two_users() -> (tempfile::TempDir, Store, UserId, UserId) {
+    store_with_two_users_on(crate::StoreConfig::new(".").max_connections).await
+}
+
+/// [`store_with_two_users`] with a pool of `connections`.
+pub(crate) async fn store_with_two_users_on(
+    connections: u32,
+) -> (tempfile::TempDir, Store, UserId, UserId) {
     let dir = tempfile::tempdir().unwrap();
     let clock = std::sync::Arc::new(schemas::SystemClock);
-    let store = Store::open(crate::StoreConfig::new(dir.path()), clock)
-        .await
-        .unwrap();
+    let config = crate::StoreConfig {
+        max_connections: connections,
+        ..crate::StoreConfig::new(dir.path())
+    };
+    let store = Store::open(config, clock).await.unwrap();
     let dealer = store
         .create_dealer(crate::NewDealer {
             id: None,
