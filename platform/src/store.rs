@@ -72,8 +72,8 @@ impl Drop for Checkpoints {
 /// [`CHECKPOINT_EVERY`] (`PASSIVE`: never waits for readers or writers)
 /// until the pool closes. SQLite's own automatic checkpoint runs inside
 /// the commit that crosses 1,000 pages of log, so the call that made it
-/// waited for the copy and the database file's sync (a tenth of the
-/// storing time of a 10,000-user upload); it is off (decisions.md 102).
+/// waited for the copy and the database file's sync (the commit of a
+/// 10,000-user upload took 100-150 ms); it is off (decisions.md 102).
 async fn checkpoint(pool: SqlitePool) {
     let mut every = tokio::time::interval(CHECKPOINT_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
