@@ -67,15 +67,31 @@ pub(crate) struct CheckedList {
 
 impl CheckedList {
     /// The FTS5 query of a trigram index (`vehicle_search`,
-    /// `panel_user_search`) finding the rows whose search text holds the
-    /// filter: its trigrams as one phrase. `None` without a filter or when
-    /// the index cannot answer: fewer than 3 characters (no trigram), or
-    /// control characters. A trigram index only narrows: the callers check
-    /// every candidate against [`Self::pattern`].
-    pub(crate) fn phrase(&self) -> Option<String> {
-        let needle = self.needle.as_deref()?;
-        (needle.chars().count() >= 3 && !needle.chars().any(char::is_control))
-            .then(|| format!("\"{}\"", needle.replace('"', "\"\"")))
+    /// `panel_user_search`; migration 0019) finding the rows whose search
+    /// text holds every trigram of the filter (the indexes keep no
+    /// positions, so not as a phrase: a text holding them apart is found
+    /// too). `None` without a filter or when the index cannot answer: fewer
+    /// than 3 characters (no trigram), or control characters. A trigram
+    /// index only narrows: the callers check every candidate against
+    /// [`Self::pattern`].
+    pub(crate) fn trigrams(&self) -> Option<String> {
+        let needle: Vec<char> = self.needle.as_deref()?.chars().collect();
+        if needle.len() < 3 || needle.iter().any(|c| c.is_control()) {
+            return None;
+        }
+        let mut trigrams: Vec<String> = needle
+            .windows(3)
+            .map(|t| t.iter().collect::<String>().replace('"', "\"\""))
+            .collect();
+        trigrams.sort_unstable();
+        trigrams.dedup();
+        Some(
+            trigrams
+                .iter()
+                .map(|t| format!("\"{t}\""))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        )
     }
 }
 
@@ -351,6 +367,18 @@ mod tests {
         assert_eq!(pattern("   ").unwrap(), None);
         assert!(pattern("abcde").is_ok());
         assert!(pattern("abcdef").is_err());
+    }
+
+    #[test]
+    fn a_filter_is_looked_up_as_its_distinct_trigrams_quoted() {
+        let trigrams = |f: &str| query(&[], Some(f)).checked(&RULES).unwrap().trigrams();
+        assert_eq!(trigrams("Ölölö").as_deref(), Some("\"löl\" AND \"ölö\""));
+        assert_eq!(
+            trigrams("a\"b c").as_deref(),
+            Some("\"\"\"b \" AND \"a\"\"b\" AND \"b c\"")
+        );
+        assert_eq!(trigrams("ab"), None);
+        assert_eq!(trigrams("ab\tc"), None);
     }
 
     #[test]

@@ -586,7 +586,7 @@ impl Store {
         query: &OrderedQuery,
     ) -> Result<(Vec<PanelUser>, i64)> {
         let page = query.checked(&USER_LIST_RULES)?;
-        let phrase = page.phrase();
+        let trigrams = page.trigrams();
         let mut tx = self.pool.begin().await?;
         // One dealer: its rows come in the order of an index led by it.
         // With sub-dealers (`users: global` and a dealer that has some),
@@ -609,7 +609,7 @@ impl Store {
         };
         let dealers = dealers_of("$2");
         // With candidates from the index, they drive (CROSS JOIN keeps them outside).
-        let (source, phrase_term) = if phrase.is_some() {
+        let (source, trigrams_term) = if trigrams.is_some() {
             (
                 "(SELECT rowid AS id FROM panel_user_search WHERE panel_user_search MATCH $3) c \
                  CROSS JOIN users u ON u.id = c.id",
@@ -624,7 +624,7 @@ impl Store {
             " AND $1 IS NULL"
         };
         let condition = format!(
-            "u.master_user_id IS NULL AND u.deleted = FALSE AND {dealers}{filter}{phrase_term}"
+            "u.master_user_id IS NULL AND u.deleted = FALSE AND {dealers}{filter}{trigrams_term}"
         );
         let order_by = &page.order_by;
         // A filtered list reads every match anyway: the count comes with
@@ -647,7 +647,7 @@ impl Store {
         let rows = sqlx::query(&sql)
             .bind(page.pattern.as_deref())
             .bind(scope.dealer.0)
-            .bind(phrase.as_deref())
+            .bind(trigrams.as_deref())
             .bind(page.limit)
             .bind(page.offset)
             .fetch_all(&mut *tx)
@@ -672,7 +672,7 @@ impl Store {
                 sqlx::query_scalar(&format!("SELECT count(*) FROM {source} WHERE {condition}"))
                     .bind(page.pattern.as_deref())
                     .bind(scope.dealer.0)
-                    .bind(phrase.as_deref())
+                    .bind(trigrams.as_deref())
                     .fetch_one(&mut *tx)
                     .await?
             }

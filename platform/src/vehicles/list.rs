@@ -107,12 +107,12 @@ impl Store {
         query: &ListQuery,
     ) -> Result<Vec<ListedVehicle>> {
         let list = query.checked(&LIST_RULES)?;
-        let phrase = list.phrase();
+        let trigrams = list.trigrams();
         let page = Page {
             caller,
             order_by: &list.order_by,
             pattern: list.pattern.as_deref(),
-            phrase: phrase.as_deref(),
+            trigrams: trigrams.as_deref(),
         };
         let groups = list
             .sort
@@ -161,7 +161,7 @@ struct Page<'a> {
     caller: &'a UserAuth,
     order_by: &'a str,
     pattern: Option<&'a str>,
-    phrase: Option<&'a str>,
+    trigrams: Option<&'a str>,
 }
 
 impl Page<'_> {
@@ -183,7 +183,7 @@ impl Page<'_> {
         // With candidates from the index, they drive (CROSS JOIN keeps them
         // outside); without, the planner walks the first sort item's index,
         // so a page stops early.
-        let source = match (self.phrase, index) {
+        let source = match (self.trigrams, index) {
             (Some(_), _) => {
                 "(SELECT rowid AS id FROM vehicle_search WHERE vehicle_search MATCH $6) c \
                  CROSS JOIN vehicle_list_keys v ON v.id = c.id WHERE v.master_user_id = $1"
@@ -223,7 +223,7 @@ impl Page<'_> {
             .bind(self.pattern)
             .bind(limit)
             .bind(offset)
-            .bind(self.phrase);
+            .bind(self.trigrams);
         let [first, second] = keys;
         Ok(second.bind(first.bind(query)).fetch_all(&mut **tx).await?)
     }
