@@ -45,6 +45,10 @@ const COLUMNS: &[(&str, bool)] = &[
     ("Device limit", false),
 ];
 
+/// The page cache of the connection that stores an upload, in KiB
+/// (SQLite's default is 2,000).
+const UPLOAD_CACHE_KIB: i64 = 64 * 1024;
+
 /// Rows a statement stages at most (`Store::insert_users`).
 const STAGED_ROWS: usize = 100;
 
@@ -476,15 +480,31 @@ impl Store {
         let hashed = started.elapsed();
         let now = self.clock.now();
         let mut tx = self.write_tx().await?;
+        // The connection's page cache (2 MiB by default) is too small for
+        // the pages 10,000 users change: SQLite would write changed pages
+        // to the log before the commit and read them back. Larger for this
+        // transaction, as it was after, whatever happens.
+        let cache: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut *tx)
+            .await?;
+        sqlx::query(&format!("PRAGMA cache_size = -{UPLOAD_CACHE_KIB}"))
+            .execute(&mut *tx)
+            .await?;
         let shared = (zone.as_str(), locale.as_str(), now);
-        self.insert_users(
-            &mut tx,
-            scope,
-            shared,
-            (&rows, &hashes),
-            SQLITE_MAX_VARIABLES,
-        )
-        .await?;
+        let inserted = self
+            .insert_users(
+                &mut tx,
+                scope,
+                shared,
+                (&rows, &hashes),
+                SQLITE_MAX_VARIABLES,
+            )
+            .await;
+        let restored = sqlx::query(&format!("PRAGMA cache_size = {cache}"))
+            .execute(&mut *tx)
+            .await;
+        inserted?;
+        restored?;
         tx.commit().await?;
         let stored = started.elapsed();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -818,5 +838,54 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(discounted, [("u4@upload.example".to_owned(), 15.0)]);
+    }
+
+    #[tokio::test]
+    async fn an_upload_leaves_its_connections_page_cache_as_it_found_it() {
+        let (_dir, store, _, _) = crate::zones::tests::store_with_two_users_on(1).await;
+        let cache = || async {
+            sqlx::query_scalar::<_, i64>("PRAGMA cache_size")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap()
+        };
+        let before = cache().await;
+        assert_ne!(before, -UPLOAD_CACHE_KIB);
+        let header: Vec<&str> = COLUMNS.iter().map(|(c, _)| *c).collect();
+        let line = |login: &str| {
+            COLUMNS
+                .iter()
+                .map(|(column, _)| match *column {
+                    "Email address" => login,
+                    "Password" => "secret12",
+                    "Status" | "Legal status" => "1",
+                    "Surname" => "Omarova",
+                    "Name" => "Dana",
+                    _ => "",
+                })
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        let file = [
+            header.join(";"),
+            line("c1@upload.example"),
+            line("c2@upload.example"),
+        ]
+        .join("\n");
+        let scope = PanelScope {
+            dealer: schemas::DealerId(1),
+            global: false,
+        };
+        let rules = UserUploadRules {
+            max_rows: 10,
+            max_inflated_bytes: 1 << 20,
+        };
+        let created = store
+            .upload_panel_users(scope, &rules, file.as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(created, 2);
+        assert_eq!(stored(&store).await.len(), 2);
+        assert_eq!(cache().await, before);
     }
 }
