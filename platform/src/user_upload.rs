@@ -522,18 +522,18 @@ impl Store {
     }
 
     /// Stores `rows` (their passwords hashed as `hashes`) as users of the
-    /// scope's dealer, then their discounts. The users go into a temporary
-    /// table in multi-row `INSERT … VALUES` statements of as many rows as SQLite takes
-    /// parameters, with anonymous `?` parameters: SQLite numbers those in
-    /// order, where SQLite's parser and sqlx's binding look each named `$n`
-    /// up among the names before it (quadratic in a statement of thousands). A statement a row costs a
-    /// round trip to the connection's thread per row; one `INSERT … SELECT`
-    /// over the rows as a JSON array (`json_each`) made SQLite render each
-    /// row's array anew for each of its 36 columns: both were slower for
-    /// 10,000 rows (BENCHMARKS.md). From there one statement stores them
-    /// all. `shared` is the dealer's zone and
-    /// locale and the creation time; `max_variables` the parameters a
-    /// statement may take.
+    /// scope's dealer, then their discounts. The rows go into a temporary
+    /// table in multi-row `INSERT … VALUES` statements (at most
+    /// [`STAGED_ROWS`] rows and `max_variables` parameters each) with
+    /// anonymous `?` parameters: SQLite numbers those in order, where
+    /// SQLite's parser and sqlx's binding look each named `$n` up among the
+    /// names before it (quadratic in a statement of thousands). From there
+    /// one statement stores them all. A statement a row costs a round trip
+    /// to the connection's thread per row; one `INSERT … SELECT` over the
+    /// rows as a JSON array (`json_each`) made SQLite render each row's
+    /// array anew for each of its 36 columns: both were slower for 10,000
+    /// rows (BENCHMARKS.md). `shared` is the dealer's zone and locale and
+    /// the creation time.
     async fn insert_users(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
