@@ -49,12 +49,8 @@ const COLUMNS: &[(&str, bool)] = &[
 /// (SQLite's default is 2,000).
 const UPLOAD_CACHE_KIB: i64 = 64 * 1024;
 
-/// Rows a statement stages at most (`Store::insert_users`).
+/// Rows a statement stages (`Store::insert_users`).
 const STAGED_ROWS: usize = 100;
-
-/// Parameters SQLite takes in one statement (`SQLITE_MAX_VARIABLE_NUMBER`,
-/// 32,766 since SQLite 3.32).
-const SQLITE_MAX_VARIABLES: usize = 32_766;
 
 /// Columns legal entities and sole traders must fill.
 const COMPANY_COLUMNS: &[&str] = &[
@@ -492,13 +488,7 @@ impl Store {
             .await?;
         let shared = (zone.as_str(), locale.as_str(), now);
         let inserted = self
-            .insert_users(
-                &mut tx,
-                scope,
-                shared,
-                (&rows, &hashes),
-                SQLITE_MAX_VARIABLES,
-            )
+            .insert_users(&mut tx, scope, shared, (&rows, &hashes), STAGED_ROWS)
             .await;
         let restored = sqlx::query(&format!("PRAGMA cache_size = {cache}"))
             .execute(&mut *tx)
@@ -523,8 +513,8 @@ impl Store {
 
     /// Stores `rows` (their passwords hashed as `hashes`) as users of the
     /// scope's dealer, then their discounts. The rows go into a temporary
-    /// table in multi-row `INSERT … VALUES` statements (at most
-    /// [`STAGED_ROWS`] rows and `max_variables` parameters each) with
+    /// table in multi-row `INSERT … VALUES` statements of `per_statement`
+    /// rows ([`STAGED_ROWS`]: 3,600 parameters, SQLite takes 32,766) with
     /// anonymous `?` parameters: SQLite numbers those in order, where
     /// SQLite's parser and sqlx's binding look each named `$n` up among the
     /// names before it (quadratic in a statement of thousands). From there
@@ -540,7 +530,7 @@ impl Store {
         scope: PanelScope,
         shared: (&str, &str, chrono::DateTime<chrono::Utc>),
         (rows, hashes): (&[Row], &[String]),
-        max_variables: usize,
+        per_statement: usize,
     ) -> Result<()> {
         use serde_json::{Value, json};
         let columns = format!(
@@ -571,7 +561,7 @@ impl Store {
         // again for each group (and one for the rest): parsing statements
         // of 30,000 parameters cost more than the trips to the
         // connection's thread that fewer rows a statement take.
-        let per_statement = (max_variables / per_row).clamp(1, STAGED_ROWS);
+        let per_statement = per_statement.max(1);
         let staging = |rows: usize| {
             format!(
                 "INSERT INTO temp.upload_rows ({columns}) VALUES {}",
@@ -770,7 +760,7 @@ mod tests {
         let logins: Vec<&str> = logins.iter().map(String::as_str).collect();
         let hashes: Vec<String> = (0..10).map(|i| format!("hash {i}")).collect();
         // Three rows a statement: four statements.
-        let three_rows = 3 * 36 + 1;
+        let three_rows = 3;
         let shared = ("Asia/Almaty", "ru", chrono::Utc::now());
 
         // A login registered already, in the third statement: nothing stays.
