@@ -72,6 +72,8 @@ pub struct ApiConfig {
     pub batch_convert_max_lines: usize,
     /// Data rows `panel/user/upload` takes (more: the file is refused, code 7).
     pub max_upload_users: usize,
+    /// Places `geocoder/search_address` answers at most for a name.
+    pub geocoder_results: usize,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -103,6 +105,7 @@ impl Default for ApiConfig {
             uploads: platform::UploadRules::default(),
             batch_convert_max_lines: 500,
             max_upload_users: 10_000,
+            geocoder_results: 10,
         }
     }
 }
@@ -144,6 +147,11 @@ impl AppState {
         mut registry: Registry,
     ) -> Self {
         let metrics = Metrics::register(&mut registry);
+        // The geocoder's places (a third of a second to index, once per
+        // process): ready before the first geocoder call asks for them.
+        std::thread::spawn(|| {
+            geocoder::bundled();
+        });
         let reads = crate::reads::ReadSlots::new(
             config.max_reads,
             config.max_reads_per_user,

@@ -5,6 +5,7 @@ mod bill;
 mod department;
 mod file;
 mod garage;
+mod geocoder;
 mod plugin;
 mod records;
 mod retranslator;
@@ -29,6 +30,7 @@ pub(crate) fn routes() -> Vec<Route> {
         retranslator::routes(),
         bill::routes(),
         plugin::routes(),
+        geocoder::routes(),
     ]
     .into_iter()
     .flatten()

@@ -133,6 +133,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub(crate) max_upload_users: usize,
 
+    /// Places `geocoder/search_address` answers at most for a name.
+    #[arg(long, env = "TRACKHOUSE_GEOCODER_RESULTS", default_value_t = 10,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
+    pub(crate) geocoder_results: usize,
+
     /// Raw data exports and fuel resamplings running at once in all; more: HTTP 503, code 8, Retry-After.
     #[arg(long, env = "TRACKHOUSE_MAX_READS", default_value_t = 16,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
@@ -326,6 +331,7 @@ impl ServerArgs {
             },
             batch_convert_max_lines: self.batch_convert_max_lines,
             max_upload_users: self.max_upload_users,
+            geocoder_results: self.geocoder_results,
             ..ApiConfig::default()
         }
     }

@@ -15,6 +15,7 @@ mod conventions;
 mod departments;
 mod disk_full;
 mod garages;
+mod geocoder;
 mod intake;
 mod intake_limits;
 mod openapi;

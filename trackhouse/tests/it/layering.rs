@@ -1,5 +1,5 @@
 //! Dependencies between workspace members point down, dev- and build-dependencies included:
-//! `schemas` ← {`platform`, `ingest`, `query`, `resample`} ← `api` ← `trackhouse`;
+//! `schemas` ← {`platform`, `ingest`, `query`, `resample`, `geocoder`} ← `api` ← `trackhouse`;
 //! siblings never depend on each other; `benches` may use any member but the binary,
 //! `bench-kernels` only `resample` and `schemas`.
 
@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 /// The siblings of the middle layer: each depends on `schemas` only.
-const SIBLINGS: [&str; 4] = ["platform", "ingest", "query", "resample"];
+const SIBLINGS: [&str; 5] = ["platform", "ingest", "query", "resample", "geocoder"];
 
 /// Whether member `from` may depend on member `to`.
 fn allowed(from: &str, to: &str) -> bool {
@@ -123,6 +123,7 @@ fn the_allowed_edges_are_the_documented_layers() {
         "ingest",
         "query",
         "resample",
+        "geocoder",
         "api",
         "trackhouse",
         "benches",
@@ -140,22 +141,26 @@ fn the_allowed_edges_are_the_documented_layers() {
         "ingest->schemas",
         "query->schemas",
         "resample->schemas",
+        "geocoder->schemas",
         "api->schemas",
         "api->platform",
         "api->ingest",
         "api->query",
         "api->resample",
+        "api->geocoder",
         "trackhouse->schemas",
         "trackhouse->platform",
         "trackhouse->ingest",
         "trackhouse->query",
         "trackhouse->resample",
+        "trackhouse->geocoder",
         "trackhouse->api",
         "benches->schemas",
         "benches->platform",
         "benches->ingest",
         "benches->query",
         "benches->resample",
+        "benches->geocoder",
         "benches->api",
     ];
     assert_eq!(granted, expected);
