@@ -123,8 +123,9 @@ pub struct Gazetteer {
     /// The rest of a folded name from each of its later words
     /// (`camden town`: `town`), sorted, with the place's index.
     words: Vec<(String, u32)>,
-    /// Each place's folded province and district, for qualifiers.
-    regions: Vec<(String, String)>,
+    /// Each place's folded province, district and country name, for
+    /// qualifiers.
+    regions: Vec<(String, String, String)>,
     /// Places within about 20 km, itself included.
     weights: Vec<u32>,
 }
@@ -294,7 +295,7 @@ impl Gazetteer {
         words.sort_unstable();
         let regions = places
             .iter()
-            .map(|p| (fold(&p.province), fold(&p.district)))
+            .map(|p| (fold(&p.province), fold(&p.district), fold(p.country())))
             .collect();
         let cell = |p: &Place| {
             (
@@ -370,12 +371,12 @@ impl Gazetteer {
         }
         let qualifies = |i: u32| {
             let place = &self.places[i as usize];
-            let (province, district) = &self.regions[i as usize];
+            let (province, district, country) = &self.regions[i as usize];
             qualifiers.iter().all(|q| {
                 province.starts_with(q.as_str())
                     || district.starts_with(q.as_str())
                     || place.country_code.eq_ignore_ascii_case(q)
-                    || fold(place.country()).starts_with(q.as_str())
+                    || country.starts_with(q.as_str())
             })
         };
         // Best per place: (match, outside bounds, lighter, index).

@@ -28,7 +28,7 @@ pub const MAX_ZONE_RADIUS_M: i64 = 100_000;
 pub const DEFAULT_ZONE_COLOR: &str = "27A9E3";
 
 /// A point on the map, in degrees.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GeoPoint {
     /// Latitude, -90 to 90.
     pub lat: f64,
@@ -38,7 +38,7 @@ pub struct GeoPoint {
 
 impl GeoPoint {
     /// The point, or code 7 naming `{path}.lat` or `{path}.lng` out of range.
-    pub(crate) fn checked(self, path: &str) -> Result<Self> {
+    pub fn checked(self, path: &str) -> Result<Self> {
         if !(-90.0..=90.0).contains(&self.lat) {
             return Err(Error::invalid(
                 format!("{path}.lat"),

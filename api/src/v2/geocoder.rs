@@ -5,6 +5,7 @@
 //! spec's names.
 
 use geocoder::{Bounds, Place};
+use platform::GeoPoint;
 use schemas::ErrorCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -58,47 +59,20 @@ enum GeocoderGoal {
     UiUserAction,
 }
 
-/// A point.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
-struct GeocoderPoint {
-    /// Latitude, -90 to 90.
-    lat: f64,
-    /// Longitude, -180 to 180.
-    lng: f64,
-}
-
-impl GeocoderPoint {
-    fn checked(self, parameter: &str) -> ApiResult<Self> {
-        if !(-90.0..=90.0).contains(&self.lat) {
-            return Err(ApiError::invalid(
-                format!("{parameter}.lat"),
-                "is not between -90 and 90",
-            ));
-        }
-        if !(-180.0..=180.0).contains(&self.lng) {
-            return Err(ApiError::invalid(
-                format!("{parameter}.lng"),
-                "is not between -180 and 180",
-            ));
-        }
-        Ok(self)
-    }
-}
-
 /// A box of the map.
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 struct GeocoderBounds {
     /// North-west corner.
-    nw: GeocoderPoint,
+    nw: GeoPoint,
     /// South-east corner.
-    se: GeocoderPoint,
+    se: GeoPoint,
 }
 
 /// Text or a point.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(untagged)]
 enum GeocoderQuery {
-    GeocoderPoint(GeocoderPoint),
+    Point(GeoPoint),
     Text(String),
 }
 
@@ -121,7 +95,7 @@ impl Params for SearchAddressParams {}
 #[derive(Debug, Deserialize, ToSchema)]
 struct SearchLocationParams {
     /// The point.
-    location: GeocoderPoint,
+    location: GeoPoint,
     /// The geocoder preferred.
     geocoder: Option<GeocoderName>,
     /// ISO 639 language code.
@@ -165,7 +139,7 @@ struct GeocoderLocation {
 }
 
 impl GeocoderLocation {
-    fn of(place: &Place, at: GeocoderPoint, with_details: bool) -> Self {
+    fn of(place: &Place, at: GeoPoint, with_details: bool) -> Self {
         Self {
             lat: at.lat,
             lng: at.lng,
@@ -209,9 +183,9 @@ async fn search_address(
     let with_details = p.with_details.unwrap_or(false);
     let places = geocoder::bundled();
     let point = match &p.q {
-        GeocoderQuery::GeocoderPoint(at) => Some(at.checked("q")?),
+        GeocoderQuery::Point(at) => Some(at.checked("q")?),
         GeocoderQuery::Text(text) => {
-            geocoder::parse_coordinates(text).map(|(lat, lng)| GeocoderPoint { lat, lng })
+            geocoder::parse_coordinates(text).map(|(lat, lng)| GeoPoint { lat, lng })
         }
     };
     if let Some(at) = point {
@@ -257,7 +231,7 @@ async fn search_address(
     let locations = hits
         .iter()
         .map(|hit| {
-            let at = GeocoderPoint {
+            let at = GeoPoint {
                 lat: hit.place.lat,
                 lng: hit.place.lng,
             };
