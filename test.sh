@@ -2,10 +2,10 @@
 # Every test of Trackhouse, on a fresh machine with nothing but the clone.
 #
 # 1. Installs what the tests need and is missing: Debian's clickhouse-server,
-#    zookeeper and curl (with apt-get, as root or through sudo), and, in a
-#    virtual environment of its own, Python's chdb, schemathesis and
-#    openapi-spec-validator (pinned below). When it cannot (not root, no
-#    network), it says what to install and stops.
+#    zookeeper, curl, chromium and chromium-driver (with apt-get, as root or
+#    through sudo), and, in a virtual environment of its own, Python's chdb,
+#    schemathesis, openapi-spec-validator and selenium (pinned below). When
+#    it cannot (not root, no network), it says what to install and stops.
 # 2. cargo test --workspace: unit, property and integration tests, the HTTP
 #    suite on Parquet, the real binary's tests.
 # 3. The HTTP suite again on ClickHouse, then on a ClickHouse cluster
@@ -13,6 +13,8 @@
 # 4. docs/openapi.json checked by an independent validator.
 # 5. Every call fuzzed from the OpenAPI document against the real binary
 #    (scripts/fuzz.py: Schemathesis, fixed seed, bounded examples).
+# 6. The geo link page (/links/<hash>) in headless Chromium against the real
+#    binary (scripts/browser_test.py: Selenium, map tiles offline).
 #
 # TRACKHOUSE_VENV (default ~/.cache/trackhouse/venv) is where the Python
 # packages go; CARGO_TARGET_DIR is honoured as cargo does.
@@ -23,6 +25,7 @@ PYTHON_PACKAGES=(
   "chdb==4.4.0" "chdb-core==26.9.0"   # ClickHouse 26 embedded: replays what 18.16 was sent
   "schemathesis==4.32.5"               # fuzzes every call from the OpenAPI document
   "openapi-spec-validator==0.9.0"      # validates the document
+  "selenium==4.51.0"                   # drives headless Chromium through the geo link page
 )
 venv="${TRACKHOUSE_VENV:-$HOME/.cache/trackhouse/venv}"
 
@@ -36,6 +39,8 @@ command -v curl >/dev/null || missing+=(curl)
 command -v clickhouse-server >/dev/null || missing+=(clickhouse-server)
 [ -r /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v java >/dev/null || missing+=(default-jre-headless)
+command -v chromium >/dev/null || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 command -v python3 >/dev/null || missing+=(python3)
 if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then missing+=(python3-venv); fi
 if [ ${#missing[@]} -gt 0 ]; then
@@ -105,5 +110,8 @@ cargo build --bin trackhouse
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 python3 scripts/fuzz.py "$target_dir/debug/trackhouse"
+
+step "the geo link page in headless Chromium"
+python3 scripts/browser_test.py "$target_dir/debug/trackhouse"
 
 step "every test passed in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"

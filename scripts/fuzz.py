@@ -62,13 +62,13 @@ def wait_for(lines: queue.Queue, seen: list, test, what: str, timeout: float):
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise SystemExit(f"fuzz: timed out waiting for {what}")
+            raise SystemExit(f"{Path(sys.argv[0]).stem}: timed out waiting for {what}")
         try:
             line = lines.get(timeout=left)
         except queue.Empty:
             continue
         if line is None:
-            raise SystemExit(f"fuzz: the server exited before {what}:\n" + "\n".join(seen[-40:]))
+            raise SystemExit(f"{Path(sys.argv[0]).stem}: the server exited before {what}:\n" + "\n".join(seen[-40:]))
         seen.append(line)
         found = test(line)
         if found:

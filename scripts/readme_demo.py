@@ -120,6 +120,12 @@ def check(comment: str, command: str, output: str) -> str | None:
         if not isinstance(answer, dict) or answer.get("rejected") != 0 or not answer.get("lines"):
             return "no import summary with every line stored"
         return None
+    if "/links/" in command:
+        # A geo link's feed: the link is live and shows the moving trucks.
+        if not isinstance(answer, dict) or answer.get("state") != "enabled":
+            return "the link's feed is not live"
+        placed = [o for o in answer.get("objects", []) if o.get("position")]
+        return None if placed else "the link's feed places no tracker"
     if isinstance(answer, dict):
         expected = not comment.startswith("# Errors")
         return None if answer.get("success") is expected else f"success is not {str(expected).lower()}"

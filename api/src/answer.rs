@@ -16,7 +16,13 @@ use crate::ApiError;
 
 /// The component schemas a document collects while its calls are described.
 #[derive(Debug, Default)]
-pub(crate) struct Schemas(BTreeMap<String, Value>);
+pub(crate) struct Schemas {
+    by_name: BTreeMap<String, Value>,
+    /// Names registered twice with different schemas: two Rust types of the
+    /// same name, of which only the last would be documented (a test keeps
+    /// this empty).
+    clashes: Vec<String>,
+}
 
 impl Schemas {
     /// `T`'s own schema, inline, after registering every schema it refers to.
@@ -24,20 +30,33 @@ impl Schemas {
         let mut named = Vec::new();
         T::schemas(&mut named);
         for (name, schema) in named {
-            self.0.insert(name, to_json(&schema));
+            self.register(name, to_json(&schema));
         }
         to_json(&T::schema())
     }
 
     /// Registers a schema written out by hand (the error object).
     pub(crate) fn insert(&mut self, name: &str, schema: Value) -> Value {
-        self.0.insert(name.to_owned(), schema);
+        self.register(name.to_owned(), schema);
         json!({ "$ref": format!("#/components/schemas/{name}") })
+    }
+
+    fn register(&mut self, name: String, schema: Value) {
+        if let Some(before) = self.by_name.insert(name.clone(), schema) {
+            if self.by_name.get(&name) != Some(&before) {
+                self.clashes.push(name);
+            }
+        }
+    }
+
+    /// Names registered with two different schemas.
+    pub(crate) fn clashes(&self) -> &[String] {
+        &self.clashes
     }
 
     /// Every schema registered, by name.
     pub(crate) fn into_map(self) -> Map<String, Value> {
-        self.0.into_iter().collect()
+        self.by_name.into_iter().collect()
     }
 }
 

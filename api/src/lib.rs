@@ -1,7 +1,8 @@
 //! The HTTP interfaces of Trackhouse on one listener: the main interface
 //! `/v2` (account and dealer panel calls), `/dwh/v1` (raw data), `/eco_fleet/v1`
 //! (fuel resampling) and `/ingest/v1` (device data intake), plus `/healthz`,
-//! Prometheus `/metrics` and the OpenAPI document (`/openapi.json`, `/docs`).
+//! Prometheus `/metrics`, the OpenAPI document (`/openapi.json`, `/docs`)
+//! and the public geo link pages (`/links/`, see `links_page`).
 //!
 //! Entry points: [`AppState`] (the store, configuration, rate limiters and
 //! metrics shared by all requests), [`app`] (the router), [`Server`] (bind,
@@ -21,6 +22,7 @@ mod answer;
 mod error;
 mod intake;
 mod limits;
+mod links_page;
 mod metrics;
 mod openapi;
 mod panel;
@@ -34,5 +36,7 @@ mod time;
 mod v2;
 
 pub use error::{ApiError, ApiResult, ParamIssue};
-pub use limits::{Rate, RateLimitConfig};
-pub use server::{ApiConfig, AppState, Server, app, openapi_document, openapi_text};
+pub use limits::{DEFAULT_LINK_RATE, Rate, RateLimitConfig};
+pub use server::{
+    ApiConfig, AppState, DEFAULT_MAP_TILES_URL, Server, app, openapi_document, openapi_text,
+};

@@ -1,7 +1,9 @@
 //! Request rate limits (clarification 10), with governor's GCRA limiters.
 //!
 //! Each kind of caller has its own keyed limiter, so an API key over its
-//! limit never slows down the user's session or another key.
+//! limit never slows down the user's session or another key. The public
+//! geo link pages (`/links/`) count client addresses in a limiter of their
+//! own, so a page's viewers never use up the logins' budget, nor the reverse.
 
 use std::fmt;
 use std::hash::Hash;
@@ -112,6 +114,10 @@ impl Default for RateLimitConfig {
     }
 }
 
+/// Requests per client address under `/links/` unless configured: a viewer
+/// polls the feed every 2 s (30 a minute), so 20 viewers behind one address.
+pub const DEFAULT_LINK_RATE: Rate = Rate::per_minute(nz(600));
+
 type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock>;
 
 /// The limiters of a running server.
@@ -120,6 +126,7 @@ pub(crate) struct RateLimits {
     api_key: Keyed<i64>,
     panel_dealer: Keyed<DealerId>,
     anonymous_ip: Keyed<IpAddr>,
+    link_ip: Keyed<IpAddr>,
 }
 
 impl fmt::Debug for RateLimits {
@@ -155,15 +162,19 @@ pub(crate) enum RateKey {
     PanelDealer(DealerId),
     /// A client address.
     Ip(IpAddr),
+    /// A client address reading geo link pages.
+    LinkIp(IpAddr),
 }
 
 impl RateLimits {
-    pub(crate) fn new(config: &RateLimitConfig) -> Self {
+    /// The limiters of `config`, and `link_ip` per client address under `/links/`.
+    pub(crate) fn new(config: &RateLimitConfig, link_ip: Rate) -> Self {
         Self {
             user_session: RateLimiter::keyed(config.user_session.quota()),
             api_key: RateLimiter::keyed(config.api_key.quota()),
             panel_dealer: RateLimiter::keyed(config.panel_dealer.quota()),
             anonymous_ip: RateLimiter::keyed(config.anonymous_ip.quota()),
+            link_ip: RateLimiter::keyed(link_ip.quota()),
         }
     }
 
@@ -174,6 +185,7 @@ impl RateLimits {
             RateKey::ApiKey(id) => check(&self.api_key, id),
             RateKey::PanelDealer(dealer) => check(&self.panel_dealer, dealer),
             RateKey::Ip(ip) => check(&self.anonymous_ip, &network_of(*ip)),
+            RateKey::LinkIp(ip) => check(&self.link_ip, &network_of(*ip)),
         };
         outcome.map_err(|wait| ApiError::rate_limited(wait.as_secs_f64().ceil() as u64))
     }
@@ -184,11 +196,34 @@ impl RateLimits {
         self.api_key.retain_recent();
         self.panel_dealer.retain_recent();
         self.anonymous_ip.retain_recent();
+        self.link_ip.retain_recent();
         self.user_session.shrink_to_fit();
         self.api_key.shrink_to_fit();
         self.panel_dealer.shrink_to_fit();
         self.anonymous_ip.shrink_to_fit();
+        self.link_ip.shrink_to_fit();
     }
+}
+
+/// The client's address: the socket peer, or, behind `hops` trusted proxies,
+/// the `X-Forwarded-For` entry the outermost trusted proxy appended.
+pub(crate) fn client_address(headers: &axum::http::HeaderMap, peer: IpAddr, hops: usize) -> IpAddr {
+    if hops == 0 {
+        return peer;
+    }
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    entries
+        .len()
+        .checked_sub(hops)
+        .and_then(|i| entries.get(i))
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(peer)
 }
 
 fn check<K: Clone + Hash + Eq>(limiter: &Keyed<K>, key: &K) -> Result<(), Duration> {
@@ -227,10 +262,13 @@ mod tests {
         assert_eq!(network_of(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
         assert_eq!(network_of(ip("192.0.2.7")), ip("192.0.2.7"));
         // An attacker rotating through its /64 shares one bucket.
-        let limits = RateLimits::new(&RateLimitConfig {
-            anonymous_ip: Rate::per_minute(NonZeroU32::new(2).unwrap()),
-            ..RateLimitConfig::default()
-        });
+        let limits = RateLimits::new(
+            &RateLimitConfig {
+                anonymous_ip: Rate::per_minute(NonZeroU32::new(2).unwrap()),
+                ..RateLimitConfig::default()
+            },
+            Rate::per_minute(nz(600)),
+        );
         for host in 1..=2 {
             assert!(
                 limits
@@ -244,15 +282,28 @@ mod tests {
 
     #[test]
     fn keys_are_counted_apart() {
-        let limits = RateLimits::new(&RateLimitConfig {
-            api_key: Rate::per_minute(nz(2)),
-            ..RateLimitConfig::default()
-        });
+        let limits = RateLimits::new(
+            &RateLimitConfig {
+                api_key: Rate::per_minute(nz(2)),
+                ..RateLimitConfig::default()
+            },
+            Rate::per_minute(nz(600)),
+        );
         assert!(limits.check(&RateKey::ApiKey(1)).is_ok());
         assert!(limits.check(&RateKey::ApiKey(1)).is_ok());
         let err = limits.check(&RateKey::ApiKey(1)).unwrap_err();
         assert_eq!(err.code(), schemas::ErrorCode::TooManyRequests);
         assert!(limits.check(&RateKey::ApiKey(2)).is_ok());
         assert!(limits.check(&RateKey::UserSession("a".into())).is_ok());
+    }
+
+    #[test]
+    fn link_pages_count_addresses_apart_from_logins() {
+        let limits = RateLimits::new(&RateLimitConfig::default(), Rate::per_minute(nz(1)));
+        let ip: IpAddr = "192.0.2.7".parse().unwrap();
+        assert!(limits.check(&RateKey::LinkIp(ip)).is_ok());
+        let err = limits.check(&RateKey::LinkIp(ip)).unwrap_err();
+        assert_eq!(err.code(), schemas::ErrorCode::TooManyRequests);
+        assert!(limits.check(&RateKey::Ip(ip)).is_ok());
     }
 }

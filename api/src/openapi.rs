@@ -26,6 +26,12 @@ use crate::route::{AccessDoc, CallDoc, Credential, FILE_PART, RequestDoc, Route}
 
 /// The document of `routes`.
 pub(crate) fn document(routes: &[Route]) -> Value {
+    document_and_clashes(routes).0
+}
+
+/// The document of `routes`, and the schema names two different types
+/// registered (see [`Schemas::clashes`]).
+pub(crate) fn document_and_clashes(routes: &[Route]) -> (Value, Vec<String>) {
     let mut schemas = Schemas::default();
     let error_object = error_object(&mut schemas);
     let mut errors = ErrorResponses {
@@ -37,7 +43,8 @@ pub(crate) fn document(routes: &[Route]) -> Value {
         let item = path_item(route.path, &route.doc, &mut schemas, &mut errors);
         paths.insert(route.path.to_owned(), item);
     }
-    json!({
+    let clashes = schemas.clashes().to_vec();
+    let document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Trackhouse",
@@ -66,7 +73,8 @@ pub(crate) fn document(routes: &[Route]) -> Value {
                 }
             }
         }
-    })
+    });
+    (document, clashes)
 }
 
 const INFO: &str = "Every call of the main interface (`/v2`), the raw data export \

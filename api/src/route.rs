@@ -92,6 +92,11 @@ pub(crate) trait Access: Clone + Send + Sync + 'static {
 pub(crate) trait Params:
     DeserializeOwned + utoipa::ToSchema + Send + Sync + 'static
 {
+    /// The trackers the call names, for a plan feature needed on them
+    /// ([`access::FeatureScope::NamedTrackers`]); none by default.
+    fn trackers(&self) -> Vec<schemas::TrackerId> {
+        Vec::new()
+    }
 }
 
 /// Parameters of calls that take none but the credential.
@@ -278,7 +283,8 @@ where
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
-    let client_ip = client_address(&parts.headers, peer, state.inner.config.trusted_proxy_hops);
+    let client_ip =
+        crate::limits::client_address(&parts.headers, peer, state.inner.config.trusted_proxy_hops);
     let outcome = async {
         let config = &state.inner.config;
         let read = Input::read(&parts, body, config.max_request_bytes);
@@ -320,27 +326,6 @@ where
         }
         Err(err) => err.into_response(),
     }
-}
-
-/// The client's address: the socket peer, or, behind `hops` trusted proxies,
-/// the `X-Forwarded-For` entry the outermost trusted proxy appended.
-fn client_address(headers: &axum::http::HeaderMap, peer: IpAddr, hops: usize) -> IpAddr {
-    if hops == 0 {
-        return peer;
-    }
-    let entries: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    entries
-        .len()
-        .checked_sub(hops)
-        .and_then(|i| entries.get(i))
-        .and_then(|e| e.parse().ok())
-        .unwrap_or(peer)
 }
 
 pub(crate) async fn wrong_method(request: Request) -> ApiError {

@@ -74,6 +74,13 @@ pub struct ApiConfig {
     pub max_upload_users: usize,
     /// Places `geocoder/search_address` answers at most for a name.
     pub geocoder_results: usize,
+    /// Geo links an account holds at most (268 beyond).
+    pub geo_link_quota: u32,
+    /// The map tiles of the geo link page: a Leaflet URL template (`{z}`, `{x}`, `{y}`, `{s}`).
+    pub map_tiles_url: String,
+    /// Requests under `/links/` (the public geo link pages, their feed and
+    /// files) per client address; more: 429, code 15.
+    pub link_rate: crate::Rate,
     /// Reverse proxies in front of the server that append to `X-Forwarded-For`;
     /// the client address is the entry this many places from the right. 0 uses
     /// the socket peer and ignores the header (which clients could forge).
@@ -87,6 +94,8 @@ impl Default for ApiConfig {
             allow_session_auth: true,
             rate_limits: RateLimitConfig::default(),
             trusted_proxy_hops: 0,
+            map_tiles_url: DEFAULT_MAP_TILES_URL.to_owned(),
+            link_rate: crate::limits::DEFAULT_LINK_RATE,
             max_ingest_bytes: 64 * 1024 * 1024,
             max_intake_requests: 8,
             raw_data_max_span_days: 31,
@@ -106,9 +115,13 @@ impl Default for ApiConfig {
             batch_convert_max_lines: 500,
             max_upload_users: 10_000,
             geocoder_results: 10,
+            geo_link_quota: platform::DEFAULT_GEO_LINK_QUOTA,
         }
     }
 }
+
+/// The map tiles of the geo link page unless configured: OpenStreetMap's.
+pub const DEFAULT_MAP_TILES_URL: &str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
 
 /// What every request shares: the store, settings, rate limiters and metrics.
 #[derive(Debug, Clone)]
@@ -131,6 +144,8 @@ pub(crate) struct Inner {
     pub(crate) reads: crate::reads::ReadSlots,
     pub(crate) config: ApiConfig,
     pub(crate) limits: RateLimits,
+    /// The platform's views of geo links, each reused for a second.
+    pub(crate) link_views: crate::links_page::LinkViews,
     pub(crate) metrics: Metrics,
     registry: Registry,
     /// `/openapi.json`, made on first request.
@@ -157,7 +172,7 @@ impl AppState {
             config.max_reads_per_user,
             &mut registry,
         );
-        let limits = RateLimits::new(&config.rate_limits);
+        let limits = RateLimits::new(&config.rate_limits, config.link_rate);
         let intake_slots = tokio::sync::Semaphore::new(config.max_intake_requests.max(1));
         Self {
             inner: Arc::new(Inner {
@@ -170,6 +185,7 @@ impl AppState {
                 reads,
                 config,
                 limits,
+                link_views: crate::links_page::LinkViews::default(),
                 metrics,
                 registry,
                 openapi: OnceLock::new(),
@@ -204,6 +220,7 @@ pub(crate) fn routes() -> Vec<Route> {
         crate::raw_data::routes(),
         crate::resampling::routes(),
         crate::intake::routes(),
+        crate::links_page::routes(),
         service_routes(),
         crate::openapi::routes(),
     ]

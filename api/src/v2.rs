@@ -6,6 +6,7 @@ mod department;
 mod file;
 mod garage;
 mod geocoder;
+mod link;
 mod plugin;
 mod records;
 mod retranslator;
@@ -31,6 +32,7 @@ pub(crate) fn routes() -> Vec<Route> {
         bill::routes(),
         plugin::routes(),
         geocoder::routes(),
+        link::routes(),
     ]
     .into_iter()
     .flatten()

@@ -17,10 +17,11 @@ use arrow::record_batch::RecordBatch;
 use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
 use schemas::columns::InnerKind;
-use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, columns};
+use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
 use crate::batch::{DAY_MS, Entry, day_of, name_key, to_record_batches};
 use crate::dedup::{DedupIndex, PartitionKey};
+use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
 use crate::sink::clickhouse::{ClickHouseConfig, ClickHouseSink};
@@ -65,6 +66,9 @@ pub struct IngestConfig {
     /// Store flushed rows in ClickHouse instead of Parquet files under
     /// `data_dir` (the WAL stays under `data_dir` either way).
     pub clickhouse: Option<ClickHouseConfig>,
+    /// Most recent positions held in memory per tracker for live views
+    /// ([`Ingest::live`]); about 48 bytes each.
+    pub live_points_per_tracker: usize,
 }
 
 impl IngestConfig {
@@ -86,9 +90,13 @@ impl IngestConfig {
             max_inner_names_per_day: DEFAULT_MAX_INNER_NAMES_PER_DAY,
             retention_interval: Duration::from_secs(600),
             clickhouse: None,
+            live_points_per_tracker: DEFAULT_LIVE_POINTS_PER_TRACKER,
         }
     }
 }
+
+/// Recent positions held in memory per tracker, by default.
+pub const DEFAULT_LIVE_POINTS_PER_TRACKER: usize = 1_000;
 
 /// Distinct inner columns one tracker may have on one UTC day, by default.
 pub const DEFAULT_MAX_INNER_NAMES_PER_DAY: usize = 1_024;
@@ -241,6 +249,7 @@ pub struct Ingest {
     commands: Mutex<Option<Sender<Command>>>,
     flush_requests: Sender<flusher::Request>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    live: LivePositions,
 }
 
 impl Ingest {
@@ -252,6 +261,11 @@ impl Ingest {
     pub fn open(mut config: IngestConfig, registry: &mut Registry) -> Result<Self> {
         config.data_dir = canonical_dir(&config.data_dir)?;
         let metrics = IngestMetrics::register(registry);
+        let live = LivePositions::new(
+            config.live_points_per_tracker,
+            metrics.live_trackers.clone(),
+            metrics.live_points.clone(),
+        );
         let sink: Arc<dyn Sink> = match &config.clickhouse {
             Some(clickhouse) => Arc::new(ClickHouseSink::open(
                 clickhouse.clone(),
@@ -274,6 +288,7 @@ impl Ingest {
             |_segment, payload| {
                 let entries: Vec<Entry> =
                     postcard::from_bytes(payload).map_err(crate::wal::WalError::rejected)?;
+                live.record(entries.iter().filter_map(|e| LivePoint::of(&e.message)));
                 recovered
                     .add(entries)
                     .map_err(crate::wal::WalError::rejected)
@@ -328,7 +343,14 @@ impl Ingest {
             commands: Mutex::new(Some(commands)),
             flush_requests,
             threads: Mutex::new(vec![writer, flusher]),
+            live,
         })
+    }
+
+    /// Each tracker's recent positions: every acknowledged message with a
+    /// position (and, after a restart, those the WAL replayed).
+    pub fn live(&self) -> &LivePositions {
+        &self.live
     }
 
     /// Stores messages; returns once the accepted ones are durable in the WAL
@@ -343,6 +365,12 @@ impl Ingest {
                 reason: "too many rows wait to be flushed",
             });
         }
+        // Summarised before the messages move, so the writer thread stays as it was.
+        let points: Vec<(usize, (TrackerId, LivePoint))> = messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| Some((i, LivePoint::of(m)?)))
+            .collect();
         let entries = messages
             .into_iter()
             .map(Entry::new)
@@ -363,7 +391,20 @@ impl Ingest {
             }
             Err(TrySendError::Disconnected(_)) => return Err(Error::Stopped),
         }
-        answer.await.map_err(|_| Error::Stopped)?
+        let outcome = answer.await.map_err(|_| Error::Stopped)??;
+        self.record_live(points, &outcome);
+        Ok(outcome)
+    }
+
+    /// Records the acknowledged points of a write (duplicates again, harmlessly; not the rejected).
+    fn record_live(&self, points: Vec<(usize, (TrackerId, LivePoint))>, outcome: &WriteOutcome) {
+        let rejected: HashSet<usize> = outcome.rejected.iter().map(|(i, _)| *i).collect();
+        self.live.record(
+            points
+                .into_iter()
+                .filter(|(i, _)| !rejected.contains(i))
+                .map(|(_, point)| point),
+        );
     }
 
     /// Sets the retention cutoff of each tracker (ms since the epoch): rows with

@@ -18,6 +18,9 @@
 //! [`clickhouse`] maps stored batches to rows of the table and inserts them,
 //! retrying while the server is down; the WAL is truncated only after
 //! ClickHouse confirmed.
+//!
+//! [`Ingest::live`] holds each tracker's recent positions in memory
+//! ([`LivePositions`]), recorded as writes are acknowledged, for live views.
 
 mod batch;
 pub mod clickhouse;
@@ -26,10 +29,15 @@ mod engine;
 mod error;
 pub mod intake;
 mod line;
+mod live;
 mod metrics;
 mod sink;
 mod wal;
 
-pub use engine::{DEFAULT_MAX_INNER_NAMES_PER_DAY, Ingest, IngestConfig, WriteOutcome};
+pub use engine::{
+    DEFAULT_LIVE_POINTS_PER_TRACKER, DEFAULT_MAX_INNER_NAMES_PER_DAY, Ingest, IngestConfig,
+    WriteOutcome,
+};
 pub use error::{Error, Result};
+pub use live::{LivePoint, LivePositions, TrackerTrail};
 pub use sink::clickhouse::ClickHouseConfig;

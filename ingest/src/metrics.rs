@@ -42,6 +42,8 @@ pub(crate) struct IngestMetrics {
     pub(crate) dead_letter_rows: Counter,
     pub(crate) wal_failures: Counter,
     pub(crate) wal_unavailable: Gauge,
+    pub(crate) live_trackers: Gauge,
+    pub(crate) live_points: Gauge,
 }
 
 impl IngestMetrics {
@@ -67,6 +69,8 @@ impl IngestMetrics {
             dead_letter_rows: Counter::default(),
             wal_failures: Counter::default(),
             wal_unavailable: Gauge::default(),
+            live_trackers: Gauge::default(),
+            live_points: Gauge::default(),
         };
         let r = registry;
         r.register(
@@ -168,6 +172,16 @@ impl IngestMetrics {
             "trackhouse_wal_unavailable",
             "1 while the write-ahead log cannot take writes (intake answers 503, /healthz too), else 0",
             m.wal_unavailable.clone(),
+        );
+        r.register(
+            "trackhouse_live_trackers",
+            "Trackers whose recent positions are held in memory for live views (geo links)",
+            m.live_trackers.clone(),
+        );
+        r.register(
+            "trackhouse_live_points",
+            "Recent positions held in memory for live views, over all trackers",
+            m.live_points.clone(),
         );
         m
     }

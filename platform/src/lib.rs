@@ -25,6 +25,7 @@ mod error;
 mod garages;
 mod gateways;
 mod ingest_tokens;
+mod links;
 mod listing;
 mod location;
 mod model;
@@ -65,6 +66,12 @@ pub use gateways::{
     SmtpParams,
 };
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
+pub use links::{
+    BoundingMode, Condition, DEFAULT_GEO_LINK_QUOTA, DisplayOptions, GeoLink, Lifetime, LinkFields,
+    LinkPage, LinkPageTracker, LinkParams, LinkState, LinkTracker, MAX_CONDITIONS,
+    MAX_LINK_ALIAS_CHARS, MAX_LINK_DESCRIPTION_CHARS, MAX_LINK_TRACKERS, MAX_LINK_ZONES,
+    MAX_TRACE_DURATION_S, ObjectData, Period, TrackerParams,
+};
 pub use listing::{ListQuery, MAX_LIST_LIMIT, OrderedQuery};
 pub use location::Location;
 pub use model::{BlockStatus, ContractType, DeviceType, LegalType, PlanType, StorePeriod};

@@ -168,17 +168,7 @@ impl ListQuery {
             ));
         }
         let needle = (!filter.is_empty()).then(|| filter.to_lowercase());
-        let pattern = needle.as_deref().map(|needle| {
-            let mut pattern = String::from("%");
-            for c in needle.chars() {
-                if matches!(c, '%' | '_' | '\\') {
-                    pattern.push('\\');
-                }
-                pattern.push(c);
-            }
-            pattern.push('%');
-            pattern
-        });
+        let pattern = needle.as_deref().map(like_pattern);
 
         let limit = self.limit.unwrap_or(i64::from(MAX_LIST_LIMIT));
         if limit < rules.min_limit {
@@ -288,6 +278,21 @@ impl ListRules {
         let direction = if ascending { "asc" } else { "desc" };
         Ok(vec![format!("{property}={direction}")])
     }
+}
+
+/// The `LIKE` pattern (with `ESCAPE '\\'`) finding `needle` anywhere in
+/// a lower-cased text: `needle` trimmed and lower-cased, `%`, `_` and `\\`
+/// escaped.
+pub(crate) fn like_pattern(needle: &str) -> String {
+    let mut pattern = String::from("%");
+    for c in needle.trim().to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 /// Text lower-cased for a search column (Unicode, as filters are).

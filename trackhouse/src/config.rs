@@ -77,6 +77,19 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_RATE_ANONYMOUS_IP", default_value = "30/m")]
     pub(crate) rate_anonymous_ip: Rate,
 
+    /// Rate limit per client IP of the public geo link pages (`/links/`: page, feed, files); more: HTTP 429, code 15.
+    #[arg(long, env = "TRACKHOUSE_RATE_LINK_IP", default_value_t = api::DEFAULT_LINK_RATE)]
+    pub(crate) rate_link_ip: Rate,
+
+    /// Map tiles of the geo link page: a Leaflet URL template (`{z}`, `{x}`, `{y}`, optional `{s}`), fetched by the viewer's browser.
+    #[arg(long, env = "TRACKHOUSE_MAP_TILES_URL", default_value = api::DEFAULT_MAP_TILES_URL)]
+    pub(crate) map_tiles_url: String,
+
+    /// Recent positions held in memory per tracker for the geo link pages (about 48 bytes each; the oldest go first).
+    #[arg(long, env = "TRACKHOUSE_LIVE_POINTS_PER_TRACKER", default_value_t = ingest::DEFAULT_LIVE_POINTS_PER_TRACKER,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub(crate) live_points_per_tracker: usize,
+
     /// Reverse proxies in front that append to X-Forwarded-For; the client address (for per-IP rate limits) is the entry this many places from the right. 0 trusts no header.
     #[arg(long, env = "TRACKHOUSE_TRUSTED_PROXY_HOPS", default_value_t = 0)]
     pub(crate) trusted_proxy_hops: usize,
@@ -137,6 +150,11 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_GEOCODER_RESULTS", default_value_t = 10,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
     pub(crate) geocoder_results: usize,
+
+    /// Geo links an account holds at most (`tracker/location/link/create`: 268 beyond).
+    #[arg(long, env = "TRACKHOUSE_GEO_LINK_QUOTA", default_value_t = platform::DEFAULT_GEO_LINK_QUOTA,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) geo_link_quota: u32,
 
     /// Raw data exports and fuel resamplings running at once in all; more: HTTP 503, code 8, Retry-After.
     #[arg(long, env = "TRACKHOUSE_MAX_READS", default_value_t = 16,
@@ -281,6 +299,7 @@ impl ServerArgs {
             flush_rows: self.flush_rows.max(1),
             max_unflushed_rows: self.max_unflushed_rows.max(1),
             max_inner_names_per_day: self.max_inner_names_per_day,
+            live_points_per_tracker: self.live_points_per_tracker,
             clickhouse: (self.storage == Storage::Clickhouse).then(|| ingest::ClickHouseConfig {
                 min_insert_rows: self.clickhouse_min_insert_rows.max(1),
                 max_insert_delay: std::time::Duration::from_millis(
@@ -309,6 +328,8 @@ impl ServerArgs {
                 anonymous_ip: self.rate_anonymous_ip,
             },
             trusted_proxy_hops: self.trusted_proxy_hops,
+            link_rate: self.rate_link_ip,
+            map_tiles_url: self.map_tiles_url.clone(),
             max_ingest_bytes: self.max_ingest_bytes,
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
@@ -332,6 +353,7 @@ impl ServerArgs {
             batch_convert_max_lines: self.batch_convert_max_lines,
             max_upload_users: self.max_upload_users,
             geocoder_results: self.geocoder_results,
+            geo_link_quota: self.geo_link_quota,
             ..ApiConfig::default()
         }
     }

@@ -76,6 +76,9 @@ pub(crate) struct DemoAccounts {
     pub(crate) trackers: Vec<DemoTracker>,
     pub(crate) api_key: String,
     pub(crate) ingest_token: String,
+    /// The hash of the demo's geo link (none in a `demo.json` written before links existed).
+    #[serde(default)]
+    pub(crate) link_hash: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -175,6 +178,8 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
                 now,
             );
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            // The trucks keep moving while the demo runs, so that the link's page is alive.
+            telemetry::keep_moving(&accounts, reachable(addr)).await;
         });
     })
     .await
@@ -530,6 +535,7 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
             },
         )
         .await?;
+    let link_hash = create_link(store, &caller, &trackers).await?;
     let (_, ingest_token) = store.create_ingest_token("demo devices", true).await?;
     Ok(DemoAccounts {
         dealer: DemoDealer {
@@ -546,7 +552,70 @@ pub(crate) async fn create(store: &Store) -> anyhow::Result<DemoAccounts> {
         trackers,
         api_key: api_key.hash.expose().to_owned(),
         ingest_token: ingest_token.expose().to_owned(),
+        link_hash: Some(link_hash),
     })
+}
+
+/// A geo link over the moving trucks, with the two depots drawn as places;
+/// its hash (the key of its public page).
+async fn create_link(
+    store: &Store,
+    caller: &platform::UserAuth,
+    trackers: &[DemoTracker],
+) -> anyhow::Result<String> {
+    let mut place_ids = Vec::new();
+    for (label, lat, lng) in telemetry::depots() {
+        let place = store
+            .create_place(
+                caller.master_id,
+                platform::Place {
+                    id: None,
+                    label: label.to_owned(),
+                    location: platform::Location {
+                        lat,
+                        lng,
+                        address: String::new(),
+                        radius: Some(300),
+                    },
+                    description: None,
+                },
+            )
+            .await?;
+        place_ids.push(place.0);
+    }
+    let shown = |t: &DemoTracker| platform::LinkTracker {
+        tracker_id: t.tracker_id,
+        alias: None,
+        params: platform::TrackerParams {
+            object_data: vec![
+                platform::ObjectData::Speed,
+                platform::ObjectData::Address,
+                platform::ObjectData::MovementStatus,
+                platform::ObjectData::ConnectionStatus,
+                platform::ObjectData::VehicleLabel,
+                platform::ObjectData::VehicleRegNumber,
+            ],
+        },
+    };
+    let fields = platform::LinkFields {
+        lifetime: None,
+        description: "Demo Fleet: trucks on the road".to_owned(),
+        trackers: trackers.iter().filter(|t| !t.blocked).map(shown).collect(),
+        params: platform::LinkParams {
+            place_ids: Some(place_ids),
+            display_options: platform::DisplayOptions {
+                map: Some("osm".to_owned()),
+                show_vehicle_info: true,
+                trace_duration: 600,
+                ..platform::DisplayOptions::default()
+            },
+            ..platform::LinkParams::default()
+        },
+    };
+    let id = store
+        .create_link(caller, fields, platform::DEFAULT_GEO_LINK_QUOTA)
+        .await?;
+    Ok(store.read_link(caller, id).await?.hash)
 }
 
 /// Where the printed calls go and what they name.
@@ -591,6 +660,15 @@ pub(crate) fn instructions(
             key = accounts.api_key,
             path = shell_quote(&file.to_string_lossy()),
             file_id_of = r#"sed -nE 's/.*"file_id":"([0-9a-f]{32})".*/\1/p'"#,
+        )
+    });
+    let link = accounts.link_hash.as_deref().map_or_else(String::new, |hash| {
+        format!(
+            "\n# A geo link shares the trucks' live position with anyone holding its address, which opens its page in a browser: {base}/links/{hash}\n\
+             # The trucks keep moving while the demo runs. The account's links, and the feed the page polls:\n\
+             curl -s {base}/v2/tracker/location/link/list -H 'Authorization: NVX {key}'\n\
+             curl -s {base}/links/{hash}/positions\n",
+            key = accounts.api_key,
         )
     });
     let tracker = accounts.trackers.first().map_or(0, |t| t.tracker_id);
@@ -666,7 +744,7 @@ curl -s {base}/v2/api/key/delete -d "hash=$HASH" -d 'key=00000000000000000000000
 
 # Send a device message (NDJSON: one JSON object per line) to the intake with the demo ingest token:
 curl -s {base}/ingest/v1/messages -H 'Authorization: Bearer {ingest_token}' -H 'Content-Type: application/x-ndjson' --data-binary '{message}'
-{import}
+{import}{link}
 # Export the last day of the first tracker as CSV (raw data interface, API key), then what it reports:
 curl -s {base}/dwh/v1/tracker/raw_data/read -H 'Authorization: NVX {api_key}' -H 'Content-Type: application/json' -d '{{"tracker_id":{tracker},"from":"{day_ago}","to":"{until}","columns":["lat","lng","speed","inputs.*","states.ignition"]}}' | sed -n 1,5p
 curl -s {base}/dwh/v1/tracker/raw_data/get_inputs -H 'Authorization: NVX {api_key}' -d 'tracker_id={tracker}'

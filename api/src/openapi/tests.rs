@@ -288,3 +288,21 @@ fn routes_are_mounted_only_from_their_declarations() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn no_two_types_share_a_schema_name() {
+    // utoipa names a schema after its Rust type: a second type of the same
+    // name (a `Location` of another module) would silently replace the first.
+    let (_, clashes) = crate::openapi::document_and_clashes(&routes());
+    assert!(clashes.is_empty(), "schemas named twice: {clashes:?}");
+}
+
+#[test]
+fn a_name_registered_with_another_schema_is_a_clash() {
+    let mut schemas = crate::answer::Schemas::default();
+    schemas.insert("Location", json!({"type": "object"}));
+    schemas.insert("Location", json!({"type": "object"}));
+    assert!(schemas.clashes().is_empty());
+    schemas.insert("Location", json!({"type": "string"}));
+    assert_eq!(schemas.clashes(), ["Location"]);
+}

@@ -159,6 +159,8 @@ impl Access for Session {
 pub(crate) enum FeatureScope {
     /// Every live tracker of the account.
     AllTrackers,
+    /// The trackers the parameters name ([`Params::trackers`]).
+    NamedTrackers,
 }
 
 /// An account call: an API key, or a user session (deprecated, announced by a
@@ -245,13 +247,18 @@ impl Access for User {
         &self,
         state: &AppState,
         caller: &UserAuth,
-        _params: &P,
+        params: &P,
     ) -> ApiResult<()> {
         let Some((feature, scope)) = self.feature else {
             return Ok(());
         };
+        let named;
         let trackers = match scope {
             FeatureScope::AllTrackers => None,
+            FeatureScope::NamedTrackers => {
+                named = params.trackers();
+                Some(named.as_slice())
+            }
         };
         let lacking = state
             .inner

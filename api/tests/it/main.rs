@@ -18,6 +18,8 @@ mod garages;
 mod geocoder;
 mod intake;
 mod intake_limits;
+mod link_page;
+mod links;
 mod openapi;
 mod panel;
 mod panel_activation_codes;

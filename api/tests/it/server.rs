@@ -8,7 +8,7 @@ use platform::{
     Calibration, ContractType, Feature, NewDealer, NewPlan, NewSubuser, NewTracker, NewUser,
     Permission, Right, Store, StoreConfig, StorePeriod,
 };
-use schemas::{DealerId, ManualClock, TrackerId, UserId};
+use schemas::{DealerId, ManualClock, TrackerId, UserId, ZoneId};
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
@@ -395,6 +395,32 @@ impl TestServer {
             .await
             .unwrap();
         self.login(login, "sub-pass-1").await
+    }
+
+    /// A circle zone of `user`'s account, `radius` metres around `lat`, `lng`.
+    pub(crate) async fn circle_zone(
+        &self,
+        user: UserId,
+        lat: f64,
+        lng: f64,
+        radius: i64,
+    ) -> ZoneId {
+        self.store
+            .create_zone(
+                user,
+                platform::Zone {
+                    id: None,
+                    label: "Depot".into(),
+                    address: String::new(),
+                    color: "27A9E3".into(),
+                    shape: platform::ZoneShape::Circle {
+                        center: platform::GeoPoint { lat, lng },
+                        radius,
+                    },
+                },
+            )
+            .await
+            .unwrap()
     }
 
     /// Moves a tracker of `account` to a plan without any feature.

@@ -14,6 +14,7 @@
 //! refuses with code 208. One truck's last 24 hours are held back and sent at
 //! the very end with `server_time` = now: a day buffered offline, arriving late.
 
+mod live;
 mod route;
 mod vehicle;
 
@@ -27,6 +28,7 @@ use chrono_tz::Tz;
 use platform::Secret;
 use tokio::sync::mpsc;
 
+pub(crate) use self::live::keep_moving;
 use self::route::Route;
 use self::vehicle::{Simulation, VehicleSpec};
 use super::{DemoAccounts, TRACKERS, TrackerSpec};
@@ -64,6 +66,18 @@ const FLEET: [(Route, &str, i64); 2] = [
         40101,
     ),
 ];
+
+/// The depots the moving vehicles start from: a name and where it is.
+pub(crate) fn depots() -> Vec<(&'static str, f64, f64)> {
+    FLEET
+        .iter()
+        .zip(["North depot", "East depot"])
+        .map(|((route, _, _), name)| {
+            let (lat, lng) = route.position(route.home);
+            (name, lat, lng)
+        })
+        .collect()
+}
 
 /// The vehicle whose last 24 hours arrive late (index among the moving ones).
 const LATE_VEHICLE: usize = 1;

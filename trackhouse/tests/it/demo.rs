@@ -155,6 +155,25 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
             assert!(["00", "15", "30", "45"].contains(&minute), "{context}");
             assert_eq!(lines[1].split(',').count(), 6, "{context}");
             named += 1;
+        } else if command.contains("/links/") {
+            // The geo link's feed: live, over the two moving trucks, by label.
+            let feed: Value = serde_json::from_str(output).expect(&context);
+            assert_eq!(feed["state"], "enabled", "{context}");
+            let labels: Vec<&str> = feed["objects"]
+                .as_array()
+                .map(|o| o.iter().filter_map(|o| o["label"].as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(
+                labels,
+                ["Truck 01 (MAN TGS)", "Truck 02 (Volvo FH)"],
+                "{context}"
+            );
+            assert_eq!(
+                feed["places"].as_array().map(Vec::len),
+                Some(2),
+                "{context}"
+            );
+            named += 1;
         } else if command.contains("/metrics") {
             let lines = output.lines().count();
             assert!((1..=10).contains(&lines), "{context}");
@@ -203,6 +222,17 @@ fn check_outputs(commands: &[String], outputs: &[String], accounts: &Value) -> u
                     .unwrap_or_default();
                 assert_eq!(labels, ["Truck 9", "Van 10"], "{context}");
                 assert!(!output.contains("\"parameter\""), "{context}");
+                named += 1;
+            } else if command.contains("/v2/tracker/location/link/list") {
+                assert_eq!(
+                    answer["list"].as_array().map(Vec::len),
+                    Some(1),
+                    "{context}"
+                );
+                assert_eq!(
+                    answer["list"][0]["hash"], accounts["link_hash"],
+                    "{context}"
+                );
                 named += 1;
             } else if command.contains("/v2/subuser/list") {
                 let login = accounts["subuser"]["login"].to_string();
@@ -394,7 +424,7 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     // conversions and the upload (FILE), security groups, retranslators,
     // plugins, bill create and list, dealer info, key delete, intake, import,
     // raw data read and get_inputs, resampling, metrics.
-    assert_eq!(check_outputs(&commands, &outputs, &accounts), 32);
+    assert_eq!(check_outputs(&commands, &outputs, &accounts), 34);
 
     let (status, log) = demo.terminate();
     assert!(status.success(), "exit status {status}; log:\n{log}");
@@ -414,5 +444,5 @@ fn printed_commands_work_as_printed_and_a_restart_reuses_the_accounts() {
     assert_eq!(commands_again.len(), commands.len());
     assert!(commands_again.iter().any(|c| c.contains(api_key)));
     let (outputs, _, _) = run_in_bash(&commands_again);
-    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 32);
+    assert_eq!(check_outputs(&commands_again, &outputs, &accounts), 34);
 }

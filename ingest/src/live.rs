@@ -1,0 +1,374 @@
+//! Each tracker's recent positions, in memory, for live views (geo links).
+//!
+//! The engine records every acknowledged message with a position here, the
+//! moment its write is answered (and, at start, what the WAL replays), so a
+//! live view sees a message before it is flushed anywhere. Nothing here is
+//! durable: after a restart only the replayed, still unflushed messages are
+//! back, and a tracker reappears with its next message.
+//!
+//! One `RwLock` over one map: a write takes it once for all of its
+//! messages and holds it for a few inserts into sorted rings; a reader takes
+//! it once for all the trackers it asks for ([`LivePositions::recent_many`])
+//! and copies out the few points it needs, so neither holds it long.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{RwLock, RwLockReadGuard};
+
+use prometheus_client::metrics::gauge::Gauge;
+use schemas::{Message, TrackerId};
+
+/// One position of a tracker, as a live view needs it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LivePoint {
+    /// When the device registered the position (ms since the epoch).
+    pub message_time_ms: i64,
+    /// When the message reached the server (ms since the epoch).
+    pub server_time_ms: i64,
+    /// Latitude, degrees.
+    pub lat: f64,
+    /// Longitude, degrees.
+    pub lng: f64,
+    /// Speed, km/h.
+    pub speed: Option<f64>,
+    /// Heading, degrees.
+    pub heading: Option<i32>,
+}
+
+impl LivePoint {
+    /// The live summary of a message: its tracker and point, when it has a position.
+    pub fn of(message: &Message) -> Option<(TrackerId, Self)> {
+        Some((
+            message.tracker_id,
+            Self {
+                message_time_ms: message.message_time_ms,
+                server_time_ms: message.server_time_ms,
+                lat: message.lat?,
+                lng: message.lng?,
+                speed: message.speed,
+                heading: message.heading,
+            },
+        ))
+    }
+}
+
+/// A tracker's recent points, oldest first; never empty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackerTrail {
+    /// Points by message time, oldest first; the last is the newest position.
+    pub points: Vec<LivePoint>,
+    /// The newest server time of any message recorded for the tracker (ms
+    /// since the epoch), whatever its message time: when it was last heard of.
+    pub last_server_time_ms: i64,
+}
+
+impl TrackerTrail {
+    /// The newest position (by message time).
+    pub fn newest(&self) -> Option<&LivePoint> {
+        self.points.last()
+    }
+}
+
+/// The points kept of one tracker.
+#[derive(Debug, Default)]
+struct Ring {
+    /// Sorted by message time, at most one point per message time.
+    points: VecDeque<LivePoint>,
+    last_server_time_ms: i64,
+}
+
+impl Ring {
+    /// Puts `point` in its place; answers how many points the ring gained (0 or 1).
+    fn insert(&mut self, point: LivePoint, capacity: usize) -> usize {
+        self.last_server_time_ms = self.last_server_time_ms.max(point.server_time_ms);
+        let t = point.message_time_ms;
+        let at = match self.points.back() {
+            Some(last) if last.message_time_ms < t => self.points.len(),
+            None => 0,
+            Some(_) => self.points.partition_point(|p| p.message_time_ms < t),
+        };
+        if let Some(same) = self.points.get_mut(at).filter(|p| p.message_time_ms == t) {
+            // The same message time again: a duplicate, or a correction; the later write wins.
+            *same = point;
+            return 0;
+        }
+        if self.points.len() >= capacity {
+            if at == 0 {
+                return 0; // older than everything kept, and no room
+            }
+            self.points.pop_front();
+            self.points.insert(at - 1, point);
+            return 0;
+        }
+        self.points.insert(at, point);
+        1
+    }
+
+    fn recent(&self, since_ms: i64) -> Option<TrackerTrail> {
+        if self.points.is_empty() {
+            return None;
+        }
+        let from = self
+            .points
+            .partition_point(|p| p.message_time_ms < since_ms)
+            .min(self.points.len() - 1);
+        let mut points = Vec::with_capacity(self.points.len() - from);
+        points.extend(self.points.range(from..).copied());
+        Some(TrackerTrail {
+            points,
+            last_server_time_ms: self.last_server_time_ms,
+        })
+    }
+}
+
+/// Each tracker's most recent positions, at most a fixed number per tracker.
+#[derive(Debug)]
+pub struct LivePositions {
+    capacity: usize,
+    trackers: RwLock<HashMap<TrackerId, Ring>>,
+    trackers_held: Gauge,
+    points_held: Gauge,
+}
+
+impl LivePositions {
+    /// An empty store keeping at most `points_per_tracker` points of each
+    /// tracker (at least 1), publishing its size on the two gauges.
+    pub(crate) fn new(points_per_tracker: usize, trackers_held: Gauge, points_held: Gauge) -> Self {
+        Self {
+            capacity: points_per_tracker.max(1),
+            trackers: RwLock::new(HashMap::new()),
+            trackers_held,
+            points_held,
+        }
+    }
+
+    /// Records points, taking the lock once. A point with the message time of
+    /// one already kept replaces it; one older than all those kept of a full
+    /// tracker is dropped.
+    pub(crate) fn record(&self, points: impl IntoIterator<Item = (TrackerId, LivePoint)>) {
+        let mut points = points.into_iter().peekable();
+        if points.peek().is_none() {
+            return;
+        }
+        let mut trackers = self.trackers.write().unwrap_or_else(|p| p.into_inner());
+        let (mut new_trackers, mut new_points) = (0, 0);
+        for (tracker, point) in points {
+            let ring = trackers.entry(tracker).or_insert_with(|| {
+                new_trackers += 1;
+                Ring::default()
+            });
+            new_points += ring.insert(point, self.capacity);
+        }
+        drop(trackers);
+        self.trackers_held.inc_by(new_trackers);
+        self.points_held.inc_by(new_points as i64);
+    }
+
+    /// The points of `tracker` with a message time at or after `since_ms`,
+    /// and always its newest one; `None` when nothing is known of it.
+    pub fn recent(&self, tracker: TrackerId, since_ms: i64) -> Option<TrackerTrail> {
+        self.read().get(&tracker)?.recent(since_ms)
+    }
+
+    /// [`recent`](Self::recent) of several trackers under one lock, in their order.
+    pub fn recent_many(&self, trackers: &[TrackerId], since_ms: i64) -> Vec<Option<TrackerTrail>> {
+        let map = self.read();
+        trackers
+            .iter()
+            .map(|t| map.get(t).and_then(|ring| ring.recent(since_ms)))
+            .collect()
+    }
+
+    /// How many trackers have points.
+    pub fn trackers(&self) -> usize {
+        self.read().len()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<TrackerId, Ring>> {
+        self.trackers.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(capacity: usize) -> LivePositions {
+        LivePositions::new(capacity, Gauge::default(), Gauge::default())
+    }
+
+    fn at(message_time_ms: i64) -> LivePoint {
+        LivePoint {
+            message_time_ms,
+            server_time_ms: message_time_ms + 5,
+            lat: 1.0,
+            lng: 2.0,
+            speed: Some(3.5),
+            heading: Some(90),
+        }
+    }
+
+    fn times(trail: &TrackerTrail) -> Vec<i64> {
+        trail.points.iter().map(|p| p.message_time_ms).collect()
+    }
+
+    const T: TrackerId = TrackerId(7);
+
+    #[test]
+    fn nothing_known_is_none() {
+        let live = store(10);
+        assert_eq!(live.recent(T, 0), None);
+        live.record([(T, at(1))]);
+        assert_eq!(live.recent(TrackerId(8), 0), None);
+        assert_eq!(live.trackers(), 1);
+    }
+
+    #[test]
+    fn keeps_message_time_order_and_late_points_go_in_their_place() {
+        let live = store(10);
+        live.record([(T, at(10)), (T, at(30)), (T, at(20))]);
+        live.record([(T, at(5)), (T, at(40)), (T, at(25))]);
+        let trail = live.recent(T, 0).unwrap();
+        assert_eq!(times(&trail), [5, 10, 20, 25, 30, 40]);
+        assert_eq!(trail.newest().unwrap().message_time_ms, 40);
+    }
+
+    #[test]
+    fn since_cuts_old_points_but_keeps_the_newest() {
+        let live = store(10);
+        live.record((1..=5).map(|i| (T, at(i * 10))));
+        assert_eq!(times(&live.recent(T, 30).unwrap()), [30, 40, 50]);
+        assert_eq!(times(&live.recent(T, 31).unwrap()), [40, 50]);
+        assert_eq!(times(&live.recent(T, 1_000).unwrap()), [50]);
+        assert_eq!(times(&live.recent(T, i64::MIN).unwrap()).len(), 5);
+    }
+
+    #[test]
+    fn a_full_ring_drops_its_oldest_and_refuses_older_points() {
+        let live = store(3);
+        live.record((1..=5).map(|i| (T, at(i * 10))));
+        assert_eq!(times(&live.recent(T, 0).unwrap()), [30, 40, 50]);
+        live.record([(T, at(5))]);
+        assert_eq!(times(&live.recent(T, 0).unwrap()), [30, 40, 50]);
+        live.record([(T, at(35))]);
+        assert_eq!(times(&live.recent(T, 0).unwrap()), [35, 40, 50]);
+        assert_eq!(live.points_held.get(), 3);
+        assert_eq!(live.trackers_held.get(), 1);
+    }
+
+    #[test]
+    fn the_same_message_time_again_replaces_in_place() {
+        let live = store(5);
+        live.record([(T, at(10)), (T, at(20))]);
+        let mut again = at(10);
+        again.lat = 9.0;
+        live.record([(T, again), (T, at(20))]);
+        let trail = live.recent(T, 0).unwrap();
+        assert_eq!(times(&trail), [10, 20]);
+        assert_eq!(trail.points[0].lat, 9.0);
+        assert_eq!(live.points_held.get(), 2);
+    }
+
+    #[test]
+    fn last_server_time_is_the_newest_seen_whatever_the_message_time() {
+        let live = store(5);
+        let mut late = at(1);
+        late.server_time_ms = 1_000;
+        live.record([(T, at(100)), (T, late)]);
+        assert_eq!(live.recent(T, 0).unwrap().last_server_time_ms, 1_000);
+    }
+
+    #[test]
+    fn gauges_count_trackers_and_points_and_many_reads_keep_order() {
+        let live = store(4);
+        live.record((0..3).flat_map(|t| (0..6).map(move |i| (TrackerId(t), at(i)))));
+        assert_eq!(live.trackers_held.get(), 3);
+        assert_eq!(live.points_held.get(), 12);
+        let trails = live.recent_many(&[TrackerId(2), TrackerId(9), TrackerId(0)], 4);
+        assert_eq!(times(trails[0].as_ref().unwrap()), [4, 5]);
+        assert!(trails[1].is_none());
+        assert_eq!(times(trails[2].as_ref().unwrap()), [4, 5]);
+    }
+
+    #[test]
+    fn only_messages_with_a_position_have_a_point() {
+        let mut message = Message {
+            tracker_id: T,
+            message_time_ms: 10,
+            server_time_ms: 11,
+            lat: Some(1.0),
+            ..Message::default()
+        };
+        assert_eq!(LivePoint::of(&message), None);
+        message.lng = Some(2.0);
+        let (tracker, point) = LivePoint::of(&message).unwrap();
+        assert_eq!((tracker, point.lat, point.lng), (T, 1.0, 2.0));
+    }
+
+    /// The engine's hook: acknowledged writes, not the rejected, and the WAL's replay.
+    mod engine_hook {
+        use prometheus_client::registry::Registry;
+
+        use super::*;
+        use crate::{Ingest, IngestConfig};
+
+        fn open(dir: &std::path::Path) -> Ingest {
+            let config = IngestConfig {
+                flush_interval: std::time::Duration::from_secs(3600),
+                max_inner_names_per_day: 1,
+                live_points_per_tracker: 3,
+                ..IngestConfig::new(dir)
+            };
+            Ingest::open(config, &mut Registry::default()).unwrap()
+        }
+
+        fn message(tracker: i64, time_ms: i64, inputs: &[&str]) -> Message {
+            Message {
+                tracker_id: TrackerId(tracker),
+                message_time_ms: time_ms,
+                server_time_ms: time_ms + 1,
+                lat: Some(50.0),
+                lng: Some(8.0),
+                inputs: inputs.iter().map(|n| ((*n).into(), 1.0)).collect(),
+                ..Message::default()
+            }
+        }
+
+        #[tokio::test]
+        async fn acknowledged_points_are_live_at_once_and_replayed_after_a_crash() {
+            let dir = tempfile::tempdir().unwrap();
+            let ingest = open(dir.path());
+            let no_position = Message {
+                lat: None,
+                ..message(2, 10, &[])
+            };
+            let outcome = ingest
+                .write(vec![
+                    message(1, 10, &["a"]),
+                    message(1, 20, &["a", "b"]), // a second inner name: rejected
+                    message(1, 30, &[]),
+                    no_position,
+                ])
+                .await
+                .unwrap();
+            assert_eq!(outcome.rejected.len(), 1);
+            let trail = ingest.live().recent(TrackerId(1), 0).unwrap();
+            assert_eq!(times(&trail), [10, 30]);
+            assert_eq!(trail.last_server_time_ms, 31);
+            assert_eq!(ingest.live().recent(TrackerId(2), 0), None);
+
+            // A duplicate is recorded again, changing nothing.
+            ingest.write(vec![message(1, 30, &[])]).await.unwrap();
+            assert_eq!(
+                times(&ingest.live().recent(TrackerId(1), 0).unwrap()),
+                [10, 30]
+            );
+
+            ingest.crash_for_tests();
+            drop(ingest);
+            let ingest = open(dir.path());
+            let trail = ingest.live().recent(TrackerId(1), 0).unwrap();
+            assert_eq!(times(&trail), [10, 30]);
+            assert_eq!(ingest.live().trackers(), 1);
+        }
+    }
+}
