@@ -59,6 +59,7 @@ pub(crate) fn routes() -> Vec<Route> {
                 ErrorCode::CannotSaveFile,
             ],
             answer: Success::<Outcome>::describe,
+            refusals: &[],
         },
     )]
 }

@@ -61,6 +61,11 @@ pub(crate) fn routes() -> Vec<Route> {
                  holding its address; no credential. A link that is unknown (404), switched off \
                  (403), not open yet (403) or over (410) gets a small HTML page saying so.",
                 Media::<HtmlPage>::describe,
+                &[
+                    (404, page_refusal),
+                    (403, page_refusal),
+                    (410, page_refusal),
+                ],
             ),
         ),
         Route::custom(
@@ -84,6 +89,11 @@ pub(crate) fn routes() -> Vec<Route> {
                  `{\"state\":\"not_found\"|\"disabled\"|\"inactive\"|\"expired\",\"message\":…}` \
                  with 404, 403, 403 (with `from`, when it opens) and 410.",
                     Media::<FeedJson>::describe,
+                    &[
+                        (404, feed_refusal),
+                        (403, feed_refusal),
+                        (410, feed_refusal),
+                    ],
                 )
             },
         ),
@@ -95,6 +105,7 @@ pub(crate) fn routes() -> Vec<Route> {
                 "Leaflet (`leaflet.js`, `leaflet.css`) and the page's `page.js` and \
                  `page.css`, embedded in the binary; 404 for any other name.",
                 Media::<StaticFile>::describe,
+                &[(404, no_such_file)],
             ),
         ),
         Route::custom(
@@ -105,6 +116,7 @@ pub(crate) fn routes() -> Vec<Route> {
                 "Leaflet's images (`layers.png`, `layers-2x.png`, `marker-icon.png`, \
                  `marker-icon-2x.png`, `marker-shadow.png`), embedded in the binary; 404 for any other name.",
                 Media::<StaticFile>::describe,
+                &[(404, no_such_file)],
             ),
         ),
     ]
@@ -115,8 +127,10 @@ fn public_get(
     summary: &'static str,
     description: &'static str,
     answer: fn(&mut crate::answer::Schemas) -> serde_json::Value,
+    refusals: &'static [crate::route::Refusal],
 ) -> CallDoc {
     CallDoc {
+        refusals,
         methods: &["get"],
         request: RequestDoc::Params(|schemas| schemas.inline::<PathParams>()),
         access: AccessDoc {
@@ -125,6 +139,41 @@ fn public_get(
         },
         ..CallDoc::plain_get(summary, description, Vec::new(), answer)
     }
+}
+
+/// The page's answer to an unknown (404), switched off or not yet open (403)
+/// or ended (410) link.
+fn page_refusal() -> serde_json::Value {
+    serde_json::json!({
+        "description": "The link is unknown (404), switched off or not open yet (403), or over \
+            (410): a small HTML page saying so.",
+        "content": { "text/html": { "schema": { "type": "string" } } }
+    })
+}
+
+/// The feed's answer to an unknown (404), switched off or not yet open (403)
+/// or ended (410) link.
+fn feed_refusal() -> serde_json::Value {
+    serde_json::json!({
+        "description": "The link is unknown (404), switched off or not open yet (403), or over (410).",
+        "content": { "application/json": { "schema": {
+            "type": "object",
+            "required": ["state", "message"],
+            "properties": {
+                "state": { "type": "string", "enum": ["not_found", "disabled", "inactive", "expired"] },
+                "message": { "type": "string" },
+                "from": { "type": "integer", "description": "When a link not open yet opens (ms since the epoch)." }
+            }
+        } } }
+    })
+}
+
+/// A file the page does not have.
+fn no_such_file() -> serde_json::Value {
+    serde_json::json!({
+        "description": "No such file.",
+        "content": { "text/plain": { "schema": { "type": "string" } } }
+    })
 }
 
 /// The feed's parameters (documented only: the handler reads the path and query).

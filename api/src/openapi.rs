@@ -135,7 +135,10 @@ fn path_item(
         .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
         .collect();
     let answer = (doc.answer)(schemas);
-    let responses = errors.responses(answer, &doc.codes());
+    let mut responses = errors.responses(answer, &doc.codes());
+    for (status, response) in doc.refusals {
+        responses[status.to_string()] = response();
+    }
     let mut item = Map::new();
     for &method in doc.methods {
         let mut operation = Map::new();

@@ -40,7 +40,7 @@ mod access;
 mod doc;
 
 pub(crate) use access::{FeatureScope, Panel, Public, Session, User};
-pub(crate) use doc::{AccessDoc, CallDoc, Credential, RequestDoc};
+pub(crate) use doc::{AccessDoc, CallDoc, Credential, Refusal, RequestDoc};
 
 /// What a call knows before its credential is checked.
 #[derive(Debug)]
@@ -202,6 +202,7 @@ impl Route {
             access: access.doc(),
             errors: Vec::new(),
             answer: R::describe,
+            refusals: &[],
         };
         let endpoint = move |State(state): State<AppState>, request: Request| {
             let access = access.clone();

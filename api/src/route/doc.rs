@@ -70,7 +70,14 @@ pub(crate) struct CallDoc {
     /// Codes of the call itself, beyond those of its access and its input.
     pub(crate) errors: Vec<ErrorCode>,
     pub(crate) answer: fn(&mut Schemas) -> Value,
+    /// Answers beyond the success and the error object (the public pages'
+    /// 404, 403, 410): status and its OpenAPI response object.
+    pub(crate) refusals: &'static [Refusal],
 }
+
+/// An answer outside the success and the error object: its HTTP status and
+/// its OpenAPI response object.
+pub(crate) type Refusal = (u16, fn() -> Value);
 
 impl CallDoc {
     /// A GET with no parameters and no credential (health, metrics, the document).
@@ -91,6 +98,7 @@ impl CallDoc {
             },
             errors,
             answer,
+            refusals: &[],
         }
     }
 
