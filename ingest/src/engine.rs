@@ -398,6 +398,10 @@ impl Ingest {
 
     /// Records the acknowledged points of a write (duplicates again, harmlessly; not the rejected).
     fn record_live(&self, points: Vec<(usize, (TrackerId, LivePoint))>, outcome: &WriteOutcome) {
+        if outcome.rejected.is_empty() {
+            self.live.record(points.into_iter().map(|(_, point)| point));
+            return;
+        }
         let rejected: HashSet<usize> = outcome.rejected.iter().map(|(i, _)| *i).collect();
         self.live.record(
             points

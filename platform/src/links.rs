@@ -3,6 +3,7 @@
 //! account to people without one. This module stores links and answers
 //! what their page needs ([`LinkPage`]); the page itself is `api`'s.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
@@ -213,9 +214,10 @@ struct Instants {
 }
 
 /// Parses a main interface date/time in `zone`; 7 naming `field`.
-fn instant_ms(field: &'static str, text: &str, zone: &str) -> Result<i64> {
+fn instant_ms(field: impl Into<Cow<'static, str>>, text: &str, zone: &str) -> Result<i64> {
+    let field = field.into();
     let naive = NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S")
-        .map_err(|_| Error::invalid(field, "must be a date/time YYYY-MM-DD HH:MM:SS"))?;
+        .map_err(|_| Error::invalid(field.clone(), "must be a date/time YYYY-MM-DD HH:MM:SS"))?;
     let zone: chrono_tz::Tz = zone.parse().unwrap_or(chrono_tz::UTC);
     // A time a clock change skips is taken at the later offset; a repeated one at the earlier.
     let local = zone

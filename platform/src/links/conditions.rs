@@ -322,8 +322,8 @@ impl SqlWriter<'_> {
                     _ => return Err(not_for("period", field)),
                 };
                 let zone = &self.caller.time_zone;
-                let from = instant_ms_at(&format!("{path}.value.from"), &value.from, zone)?;
-                let to = instant_ms_at(&format!("{path}.value.to"), &value.to, zone)?;
+                let from = instant_ms(format!("{path}.value.from"), &value.from, zone)?;
+                let to = instant_ms(format!("{path}.value.to"), &value.to, zone)?;
                 if to < from {
                     return Err(Error::invalid(
                         format!("{path}.value.to"),
@@ -335,14 +335,6 @@ impl SqlWriter<'_> {
             }
         }
     }
-}
-
-/// [`instant_ms`] naming a field built at run time.
-fn instant_ms_at(field: &str, text: &str, zone: &str) -> Result<i64> {
-    instant_ms("value", text, zone).map_err(|e| match e {
-        Error::InvalidArgument { reason, .. } => Error::invalid(field.to_owned(), reason),
-        other => other,
-    })
 }
 
 /// Values bound as one JSON array (read back with `json_each`).
