@@ -10,6 +10,8 @@
 //! 20 km of it: a city's suburbs and towns around it (docs/decisions.md
 //! 104). No I/O: the data is in the binary.
 
+mod grid;
+
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::io::Read;
@@ -114,7 +116,11 @@ pub struct Hit<'a> {
 /// The places and their indexes.
 pub struct Gazetteer {
     places: Vec<Place>,
-    /// Each place on the unit sphere; the item is its index.
+    /// Each place by its cell ([`grid`]): the nearest place to a point
+    /// near places.
+    grid: grid::Grid,
+    /// Each place on the unit sphere; the item is its index. For points
+    /// the grid cannot settle (far from every place).
     tree: KdTree<f32, u32, 3, 64, u32>,
     /// Every place's folded name, sorted, with its index.
     names: Vec<(String, u32)>,
@@ -320,8 +326,10 @@ impl Gazetteer {
                 sum
             })
             .collect();
+        let grid = grid::Grid::new(places.iter().map(|p| (p.lat, p.lng)));
         Self {
             places,
+            grid,
             tree,
             names,
             letters,
@@ -346,12 +354,15 @@ impl Gazetteer {
         self.places.is_empty()
     }
 
-    /// The place nearest to the point (great-circle: nearest on the sphere).
+    /// The place nearest to the point (great-circle: nearest on the sphere):
+    /// by the grid near places, by the tree where the grid gives up.
     pub fn nearest(&self, lat: f64, lng: f64) -> &Place {
+        let point = unit_sphere(lat, lng);
         let found = self
-            .tree
-            .nearest_one::<SquaredEuclidean>(&unit_sphere(lat, lng));
-        &self.places[found.item as usize]
+            .grid
+            .nearest(lat, lng, &point)
+            .unwrap_or_else(|| self.tree.nearest_one::<SquaredEuclidean>(&point).item);
+        &self.places[found as usize]
     }
 
     /// At most `limit` places whose name matches `text`, best first: the
