@@ -13,13 +13,14 @@ use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use ingest::intake::{self, Limit, LineRules, ParsedLine, RejectedLine, TrackerRef};
-use platform::{Secret, Tracker};
+use platform::{IntakeTracker, Secret, TrackerKey};
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::answer::{Answer, Schemas, Success};
+use crate::metrics::LookupKind;
 use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
 use crate::{ApiError, ApiResult, AppState};
 
@@ -148,19 +149,19 @@ async fn messages(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Success<Outcome>> {
-    let token = bearer(&headers)?;
-    let token = state
+    let secret = bearer(&headers)?;
+    let lookup = &state.inner.intake_lookup;
+    let (token, stats) = lookup.ingest_token(&state.inner.store, &secret).await?;
+    state
         .inner
-        .store
-        .authenticate_ingest(&token)
-        .await
-        .map_err(|e| match e {
-            platform::Error::CredentialNotFound => ApiError::with_description(
-                ErrorCode::ServiceAuth,
-                "Service Auth error: unknown or revoked ingest token",
-            ),
-            other => ApiError::from(other),
-        })?;
+        .metrics
+        .count_lookup(LookupKind::IngestToken, &stats, lookup.entries());
+    let token = token.ok_or_else(|| {
+        ApiError::with_description(
+            ErrorCode::ServiceAuth,
+            "Service Auth error: unknown or revoked ingest token",
+        )
+    })?;
     let _permit = state
         .inner
         .intake_slots
@@ -309,58 +310,35 @@ fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
 /// Resolves each distinct tracker once: unknown or deleted 201, another
 /// user's than the token's 204, blocked 208, a clone 219 (its data is its
 /// source's: a device's lines go to the source, by its id or device id).
+/// The trackers come from the intake's look-up: memory, else one read of
+/// the store for all of them.
 async fn resolve(
     state: &AppState,
     parsed: Vec<ParsedLine>,
     owner: Option<schemas::UserId>,
     rejected: &mut intake::Rejections,
 ) -> ApiResult<Vec<(usize, schemas::Message)>> {
-    let mut known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = HashMap::new();
+    let lookup = &state.inner.intake_lookup;
+    let (found, stats) = lookup
+        .trackers(
+            &state.inner.store,
+            parsed.iter().map(|line| key_of(&line.tracker)),
+        )
+        .await?;
+    state
+        .inner
+        .metrics
+        .count_lookup(LookupKind::Trackers, &stats, lookup.entries());
+    let known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = found
+        .into_iter()
+        .map(|(key, tracker)| {
+            let verdict = verdict(&key, tracker, owner);
+            (key, verdict)
+        })
+        .collect();
     let mut messages = Vec::with_capacity(parsed.len());
     for line in parsed {
-        let key = TrackerKey::of(&line.tracker);
-        if !known.contains_key(&key) {
-            let found = match &line.tracker {
-                TrackerRef::Id(id) => state.inner.store.tracker(TrackerId(*id)).await?,
-                TrackerRef::DeviceId(device) => {
-                    state.inner.store.tracker_by_device_id(device).await?
-                }
-            };
-            let verdict = match found {
-                None => Err((
-                    ErrorCode::NotFoundInDatabase,
-                    format!("Not found in database: no tracker {}", key.describe()),
-                )),
-                Some(t) if t.deleted => Err((
-                    ErrorCode::NotFoundInDatabase,
-                    format!("Not found in database: tracker {} is deleted", t.id),
-                )),
-                Some(t) if owner.is_some_and(|owner| owner != t.user_id) => Err((
-                    ErrorCode::EntityNotFound,
-                    format!(
-                        "Entity not found: tracker {} is not one of the trackers this ingest token may send for",
-                        t.id
-                    ),
-                )),
-                Some(t) if t.blocked => Err((
-                    ErrorCode::DeviceBlocked,
-                    format!("Device blocked: tracker {} is blocked", t.id),
-                )),
-                Some(Tracker {
-                    id,
-                    clone_of: Some(source),
-                    ..
-                }) => Err((
-                    ErrorCode::NotAllowedForClones,
-                    format!(
-                        "{}: tracker {id} is a clone of tracker {source}; send for the source",
-                        ErrorCode::NotAllowedForClones.meaning()
-                    ),
-                )),
-                Some(t) => Ok(t.id),
-            };
-            known.insert(key.clone(), verdict);
-        }
+        let key = key_of(&line.tracker);
         match known.get(&key) {
             Some(Ok(id)) => {
                 let mut message = line.message;
@@ -376,24 +354,58 @@ async fn resolve(
     Ok(messages)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum TrackerKey {
-    Id(i64),
-    Device(String),
+/// What intake answers for the lines naming `key`: its tracker's id, or
+/// the code and description every such line is refused with.
+fn verdict(
+    key: &TrackerKey,
+    found: Option<IntakeTracker>,
+    owner: Option<schemas::UserId>,
+) -> Result<TrackerId, (ErrorCode, String)> {
+    match found {
+        None => Err((
+            ErrorCode::NotFoundInDatabase,
+            format!("Not found in database: no tracker {}", describe(key)),
+        )),
+        Some(t) if t.deleted => Err((
+            ErrorCode::NotFoundInDatabase,
+            format!("Not found in database: tracker {} is deleted", t.id),
+        )),
+        Some(t) if owner.is_some_and(|owner| owner != t.user_id) => Err((
+            ErrorCode::EntityNotFound,
+            format!(
+                "Entity not found: tracker {} is not one of the trackers this ingest token may send for",
+                t.id
+            ),
+        )),
+        Some(t) if t.blocked => Err((
+            ErrorCode::DeviceBlocked,
+            format!("Device blocked: tracker {} is blocked", t.id),
+        )),
+        Some(IntakeTracker {
+            id,
+            clone_of: Some(source),
+            ..
+        }) => Err((
+            ErrorCode::NotAllowedForClones,
+            format!(
+                "{}: tracker {id} is a clone of tracker {source}; send for the source",
+                ErrorCode::NotAllowedForClones.meaning()
+            ),
+        )),
+        Some(t) => Ok(t.id),
+    }
 }
 
-impl TrackerKey {
-    fn of(tracker: &TrackerRef) -> Self {
-        match tracker {
-            TrackerRef::Id(id) => Self::Id(*id),
-            TrackerRef::DeviceId(device) => Self::Device(device.clone()),
-        }
+fn key_of(tracker: &TrackerRef) -> TrackerKey {
+    match tracker {
+        TrackerRef::Id(id) => TrackerKey::Id(TrackerId(*id)),
+        TrackerRef::DeviceId(device) => TrackerKey::DeviceId(device.clone()),
     }
+}
 
-    fn describe(&self) -> String {
-        match self {
-            Self::Id(id) => format!("with tracker_id {id}"),
-            Self::Device(device) => format!("with device_id {device:?}"),
-        }
+fn describe(key: &TrackerKey) -> String {
+    match key {
+        TrackerKey::Id(id) => format!("with tracker_id {}", id.0),
+        TrackerKey::DeviceId(device) => format!("with device_id {device:?}"),
     }
 }

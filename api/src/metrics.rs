@@ -10,6 +10,7 @@ use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use tracing::Instrument;
@@ -38,6 +39,40 @@ struct CodeLabels {
     code: u16,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LookupLabels {
+    kind: &'static str,
+}
+
+/// What the intake's look-ups of tokens and trackers cost (`platform::IntakeLookup`).
+#[derive(Debug, Default)]
+struct IntakeCacheMetrics {
+    hits: Family<LookupLabels, Counter>,
+    misses: Family<LookupLabels, Counter>,
+    queries: Family<LookupLabels, Counter>,
+    invalidations: Counter,
+    evictions: Counter,
+    entries: Gauge,
+}
+
+/// What an intake look-up was about.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LookupKind {
+    /// The request's ingest token.
+    IngestToken,
+    /// The trackers its lines name.
+    Trackers,
+}
+
+impl LookupKind {
+    const fn label(self) -> &'static str {
+        match self {
+            Self::IngestToken => "ingest_token",
+            Self::Trackers => "tracker",
+        }
+    }
+}
+
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 /// The platform error code an answer carried, left on the response for the metrics layer.
@@ -51,6 +86,7 @@ pub(crate) struct Metrics {
     durations: HistogramFamily,
     errors: Family<CodeLabels, Counter>,
     cuts: Family<LimitLabels, Counter>,
+    intake_cache: IntakeCacheMetrics,
 }
 
 fn latency_histogram() -> Histogram {
@@ -64,6 +100,7 @@ impl Metrics {
             durations: Family::new_with_constructor(latency_histogram),
             errors: Family::default(),
             cuts: Family::default(),
+            intake_cache: IntakeCacheMetrics::default(),
         };
         registry.register(
             "trackhouse_http_requests",
@@ -85,12 +122,71 @@ impl Metrics {
             "Answers cut short by a configured limit (the answer says so), by limit",
             metrics.cuts.clone(),
         );
+        let cache = &metrics.intake_cache;
+        registry.register(
+            "trackhouse_intake_cache_hits",
+            "Intake answers about ingest tokens and trackers taken from memory, by kind",
+            cache.hits.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_cache_misses",
+            "Intake answers about ingest tokens and trackers read from the platform store, by kind",
+            cache.misses.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_lookup_queries",
+            "Statements the intake's look-ups ran on the platform store (reads of the change counter included), by kind",
+            cache.queries.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_cache_invalidations",
+            "Times the intake's answers were dropped because a token or tracker changed in the platform store",
+            cache.invalidations.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_cache_evictions",
+            "Intake answers dropped to keep within --intake-cache-entries",
+            cache.evictions.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_cache_entries",
+            "Intake answers about ingest tokens and trackers held in memory",
+            cache.entries.clone(),
+        );
         metrics
     }
 
     /// Counts an answer cut short by `limit` (its configuration name).
     pub(crate) fn count_cut(&self, limit: &'static str) {
         self.cuts.get_or_create(&LimitLabels { limit }).inc();
+    }
+
+    /// Counts what an intake look-up did; `entries`: what the cache holds after it.
+    pub(crate) fn count_lookup(
+        &self,
+        kind: LookupKind,
+        stats: &platform::LookupStats,
+        entries: usize,
+    ) {
+        let cache = &self.intake_cache;
+        let labels = LookupLabels { kind: kind.label() };
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        cache.hits.get_or_create(&labels).inc_by(count(stats.hits));
+        cache
+            .misses
+            .get_or_create(&labels)
+            .inc_by(count(stats.misses));
+        cache
+            .queries
+            .get_or_create(&labels)
+            .inc_by(count(stats.queries));
+        if stats.invalidated {
+            cache.invalidations.inc();
+        }
+        cache.evictions.inc_by(count(stats.evicted));
+        cache
+            .entries
+            .set(i64::try_from(entries).unwrap_or(i64::MAX));
     }
 }
 

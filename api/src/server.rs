@@ -54,6 +54,9 @@ pub struct ApiConfig {
     pub metrics_token: Option<String>,
     /// Rejected intake lines listed in an answer (all are counted in `rejected_total`).
     pub max_listed_rejections: usize,
+    /// Ingest-token and tracker answers the intake keeps in memory
+    /// (`platform::IntakeLookup`); 0 keeps none.
+    pub intake_cache_entries: usize,
     /// Most entries of one complex member (`inputs`, `states`, `discrete_*`)
     /// of an intake line; more: the line is refused with code 7.
     pub max_inner_entries: usize,
@@ -102,6 +105,7 @@ impl Default for ApiConfig {
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,
             max_listed_rejections: 1_000,
+            intake_cache_entries: 1_000_000,
             metrics_token: None,
             request_body_timeout: Duration::from_secs(60),
             header_read_timeout: Duration::from_secs(30),
@@ -134,6 +138,8 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) ingest: Arc<Ingest>,
     pub(crate) intake_slots: tokio::sync::Semaphore,
+    /// The intake's ingest-token and tracker answers, kept across requests.
+    pub(crate) intake_lookup: platform::IntakeLookup,
     /// DataFusion's task context shared by every read.
     pub(crate) query_context: Arc<query::TaskContext>,
     /// The task context of the series reads behind resampling (large batches).
@@ -179,6 +185,7 @@ impl AppState {
                 store,
                 ingest,
                 intake_slots,
+                intake_lookup: platform::IntakeLookup::new(config.intake_cache_entries),
                 query_context: query::task_context(),
                 series_context: query::task_context_with_batch_size(query::series::BATCH_ROWS),
                 resampling_scratch: crate::resampling::ScratchPool::default(),

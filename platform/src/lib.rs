@@ -8,7 +8,8 @@
 //! see each other's changes at once), applies the embedded migrations, and
 //! answers every question the API asks about who may do what. Nothing is
 //! cached in memory, so a change made by one process is seen by the next call
-//! in another.
+//! in another; the one exception, [`IntakeLookup`] (the intake's tokens and
+//! trackers), checks a change counter kept by triggers on every look-up.
 //!
 //! Statements use `$N` placeholders and standard SQL so that PostgreSQL can be
 //! added as a second backend; only the DDL of identity columns differs.
@@ -25,6 +26,7 @@ mod error;
 mod garages;
 mod gateways;
 mod ingest_tokens;
+mod intake_lookup;
 mod links;
 mod listing;
 mod location;
@@ -66,6 +68,7 @@ pub use gateways::{
     SmtpParams,
 };
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
+pub use intake_lookup::{IntakeLookup, IntakeTracker, LookupStats, TrackerKey};
 pub use links::{
     BoundingMode, Condition, DEFAULT_GEO_LINK_QUOTA, DisplayOptions, GeoLink, Lifetime, LinkFields,
     LinkPage, LinkPageTracker, LinkParams, LinkState, LinkTracker, MAX_CONDITIONS,

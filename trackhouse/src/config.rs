@@ -198,6 +198,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub(crate) max_listed_rejections: usize,
 
+    /// Ingest-token and tracker answers the intake keeps in memory (100 to 150 bytes each; when full, about half are dropped; 0 keeps none). Any change to a token or tracker, by any process on the database, empties them before the next request.
+    #[arg(long, env = "TRACKHOUSE_INTAKE_CACHE_ENTRIES", default_value_t = 1_000_000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=100_000_000))]
+    pub(crate) intake_cache_entries: usize,
+
     /// Most distinct inner columns one tracker may have on one UTC day; a line that would add more is refused (code 7).
     #[arg(long, env = "TRACKHOUSE_MAX_INNER_NAMES_PER_DAY", default_value_t = ingest::DEFAULT_MAX_INNER_NAMES_PER_DAY,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
@@ -335,6 +340,7 @@ impl ServerArgs {
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,
             max_listed_rejections: self.max_listed_rejections,
+            intake_cache_entries: self.intake_cache_entries,
             metrics_token: self.metrics_token.clone().filter(|t| !t.is_empty()),
             request_body_timeout: std::time::Duration::from_millis(self.request_body_timeout_ms),
             header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),

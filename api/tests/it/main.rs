@@ -17,6 +17,7 @@ mod disk_full;
 mod garages;
 mod geocoder;
 mod intake;
+mod intake_cache;
 mod intake_limits;
 mod link_page;
 mod links;
