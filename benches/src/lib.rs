@@ -16,6 +16,8 @@
 //!   and XLSX (issue 15), with the server's split of each upload.
 //! - [`panel_user_list`]: `panel/user/list` over a dealer of 100,000 users
 //!   (issue 15), pages checked, then timed.
+//! - [`ingest_load`]: the HTTP ingest load generator of issue 17 (the real
+//!   `trackhouse serve` process against ClickHouse's `JSONEachRow` insert).
 //!
 //! Criterion benches of the kernels (batching, CSV encoding, resampling) and
 //! load-generator binaries for the end-to-end paths live here, each compared
@@ -25,6 +27,7 @@
 pub mod backends;
 pub mod export;
 pub mod fleet;
+pub mod ingest_load;
 pub mod layout;
 pub mod panel_user_list;
 pub mod resampling;

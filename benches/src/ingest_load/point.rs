@@ -1,0 +1,388 @@
+//! One measurement point: a server (Trackhouse started afresh, or a fresh
+//! ClickHouse database), the load for the point's duration while the
+//! server's threads and `/metrics` are sampled, then the checks of what it
+//! stored.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use super::clickhouse::ClickHouseSide;
+use super::driver::{self, Answer, Plan, Target, Totals};
+use super::metrics::{IngestDelta, Scrape};
+use super::procfs::{self, CpuUse, CpuWatch};
+use super::report::group;
+use super::server::{ServerOptions, Template, TrackhouseServer};
+use super::verify::{Expected, Verdict, stored_parquet};
+use super::workload::{Body, Pool};
+use super::{Encoding, System};
+
+/// What a point is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSpec {
+    /// The system under load.
+    pub system: System,
+    /// Lines per body.
+    pub lines: usize,
+    /// How bodies are encoded.
+    pub encoding: Encoding,
+    /// Concurrent connections.
+    pub connections: usize,
+    /// Open loop at this many lines a second; closed loop without.
+    pub rate: Option<f64>,
+    /// How long bodies are started.
+    pub duration: Duration,
+}
+
+/// The load of a point: the pool, its bodies and how they are sent.
+#[derive(Debug, Clone, Copy)]
+pub struct Load<'a> {
+    /// The lines.
+    pub pool: &'a Pool,
+    /// The pool cut into bodies for this point.
+    pub bodies: &'a Arc<Vec<Body>>,
+    /// How they are sent.
+    pub plan: &'a Plan,
+    /// Clock ticks per second of `/proc`.
+    pub ticks: u64,
+}
+
+/// What a point measured and found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointResult {
+    /// The point.
+    pub spec: PointSpec,
+    /// Start → last answer.
+    pub elapsed: Duration,
+    /// The answers summed.
+    pub totals: Totals,
+    /// The pool ran out before the duration.
+    pub exhausted: bool,
+    /// The server's CPU (`None`: its pid is unknown).
+    pub server_cpu: Option<CpuUse>,
+    /// This program's CPU seconds over the point.
+    pub generator_cpu_s: f64,
+    /// The server's peak resident memory over the point.
+    pub peak_rss: Option<u64>,
+    /// Bytes the server caused to be written to storage over the point.
+    pub disk_write_bytes: Option<u64>,
+    /// Trackhouse's `/metrics` moves over the point.
+    pub ingest: Option<IngestDelta>,
+    /// Largest `trackhouse_ingest_unflushed_rows` sampled (flushes overlapping intake).
+    pub max_unflushed_rows: Option<f64>,
+    /// Trackhouse: SIGTERM → exit, the final flush.
+    pub shutdown: Option<Duration>,
+    /// What the acknowledged bodies carried (keys dropped once checked).
+    pub expected: Expected,
+    /// What is stored, in words.
+    pub stored: String,
+    /// The checks.
+    pub verdict: Verdict,
+}
+
+impl PointResult {
+    /// Lines acknowledged per second.
+    pub fn lines_per_s(&self) -> f64 {
+        self.totals.acked_lines as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Samples the server's threads (every 500 ms) and, for Trackhouse, the
+/// unflushed rows on `/metrics` (every second) until cancelled.
+fn sample(
+    watch: Option<CpuWatch>,
+    metrics_base: Option<String>,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<(Option<CpuWatch>, Option<f64>)> {
+    tokio::spawn(async move {
+        let mut watch = watch;
+        let client = reqwest::Client::new();
+        let mut max_unflushed: Option<f64> = None;
+        let mut tick = 0u64;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                () = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+            if let Some(watch) = watch.as_mut() {
+                watch.sample();
+            }
+            tick += 1;
+            if let (Some(base), true) = (&metrics_base, tick % 2 == 0) {
+                if let Ok(scrape) = Scrape::fetch(&client, base).await {
+                    let rows = scrape.value("trackhouse_ingest_unflushed_rows");
+                    max_unflushed = Some(max_unflushed.map_or(rows, |m: f64| m.max(rows)));
+                }
+            }
+        }
+        (watch, max_unflushed)
+    })
+}
+
+/// The load and everything sampled around it, for either system.
+struct Measured {
+    run: driver::Run,
+    server_cpu: Option<CpuUse>,
+    generator_cpu_s: f64,
+    peak_rss: Option<u64>,
+    disk_write_bytes: Option<u64>,
+    max_unflushed_rows: Option<f64>,
+}
+
+async fn measure(
+    target: &Target,
+    bodies: &Arc<Vec<Body>>,
+    plan: &Plan,
+    pid: Option<u32>,
+    metrics_base: Option<String>,
+    ticks: u64,
+) -> anyhow::Result<Measured> {
+    let me = std::process::id();
+    let generator_start = procfs::process_ticks(me)?;
+    let disk_start = pid.and_then(procfs::write_bytes);
+    let watch = pid.map(|pid| CpuWatch::start(pid, ticks)).transpose()?;
+    let stop = CancellationToken::new();
+    let sampler = sample(watch, metrics_base, stop.clone());
+    let run = driver::run(target, bodies.clone(), plan).await;
+    stop.cancel();
+    let (watch, max_unflushed_rows) = sampler.await.context("the sampler")?;
+    let run = run?;
+    let server_cpu = watch.map(CpuWatch::finish).transpose()?;
+    let generator_cpu_s =
+        procfs::process_ticks(me)?.saturating_sub(generator_start) as f64 / ticks.max(1) as f64;
+    let peak_rss = pid.and_then(|pid| procfs::status_bytes(pid, "VmHWM"));
+    let disk_write_bytes = pid
+        .and_then(procfs::write_bytes)
+        .zip(disk_start)
+        .map(|(end, start)| end.saturating_sub(start));
+    Ok(Measured {
+        run,
+        server_cpu,
+        generator_cpu_s,
+        peak_rss,
+        disk_write_bytes,
+        max_unflushed_rows,
+    })
+}
+
+/// One Trackhouse point: a fresh `trackhouse serve` on a copy of the
+/// template, the load, SIGTERM (the server flushes), and the checks.
+pub async fn trackhouse(
+    spec: PointSpec,
+    template: &Template,
+    root: &Path,
+    options: &ServerOptions,
+    load: Load<'_>,
+) -> anyhow::Result<PointResult> {
+    let Load {
+        pool,
+        bodies,
+        plan,
+        ticks,
+    } = load;
+    let server = TrackhouseServer::start(template, root, options).await?;
+    let client = reqwest::Client::new();
+    let before = Scrape::fetch(&client, &server.base).await?;
+    let target = Target {
+        url: format!("{}/ingest/v1/messages", server.base),
+        bearer: Some(template.token.clone()),
+        content_type: "application/x-ndjson",
+        content_encoding: spec.encoding.content_encoding(System::Trackhouse),
+        answer: Answer::Intake,
+    };
+    let measured = measure(
+        &target,
+        bodies,
+        plan,
+        Some(server.pid),
+        Some(server.base.clone()),
+        ticks,
+    )
+    .await;
+    let measured = match measured {
+        Ok(m) => m,
+        Err(e) => return Err(e.context(server.log_tail())),
+    };
+    let after = Scrape::fetch(&client, &server.base).await?;
+    let ingest = after.ingest_since(&before);
+    let stopped = server.stop(Duration::from_secs(900)).await?;
+    let totals = Totals::of(&measured.run, bodies, spec.duration);
+    let mut expected = Expected::of(pool, bodies, &measured.run.sent);
+    let stored = stored_parquet(stopped.dir.path())?;
+
+    let mut verdict = Verdict::default();
+    verdict.check("no line rejected", totals.rejected == 0);
+    verdict.check(
+        format!(
+            "Σ duplicates {} + Σ accepted = lines answered {}",
+            totals.duplicates, expected.lines
+        ),
+        totals.duplicates + totals.accepted == expected.lines,
+    );
+    verdict.check(
+        "no (tracker, msg_time) stored twice",
+        stored.keys.windows(2).all(|w| w.first() != w.get(1)),
+    );
+    if expected.uncertain_bodies == 0 {
+        verdict.check(
+            format!(
+                "Σ accepted {} = distinct messages answered {}",
+                totals.accepted, expected.distinct
+            ),
+            totals.accepted == expected.distinct,
+        );
+        verdict.check(
+            format!("/metrics accepted {} = Σ accepted", ingest.accepted),
+            ingest.accepted as u64 == totals.accepted,
+        );
+        verdict.check(
+            format!("stored rows {} = Σ accepted", group(stored.rows)),
+            stored.rows == totals.accepted,
+        );
+        verdict.check(
+            "stored (tracker, msg_time) = those of the distinct messages answered",
+            stored.keys == expected.keys,
+        );
+    } else {
+        // Bodies without an answer may have been stored (or not): what was
+        // acknowledged must be there, and nothing counted twice.
+        verdict.check(
+            format!(
+                "Σ accepted {} ≤ distinct messages answered {} ({} bodies unanswered)",
+                totals.accepted, expected.distinct, expected.uncertain_bodies
+            ),
+            totals.accepted <= expected.distinct,
+        );
+        verdict.check(
+            "every acknowledged (tracker, msg_time) is stored",
+            contains_all(&stored.keys, &expected.keys),
+        );
+    }
+    verdict.check(
+        format!("clean exit after SIGTERM ({})", stopped.status),
+        stopped.status.success(),
+    );
+    expected.keys = Vec::new();
+    let stored_text = format!(
+        "{} rows in {} Parquet files, UTC days: {}",
+        group(stored.rows),
+        stored.files,
+        stored.days
+    );
+    Ok(PointResult {
+        spec,
+        elapsed: measured.run.elapsed,
+        exhausted: measured.run.exhausted,
+        totals,
+        server_cpu: measured.server_cpu,
+        generator_cpu_s: measured.generator_cpu_s,
+        peak_rss: measured.peak_rss,
+        disk_write_bytes: measured.disk_write_bytes,
+        ingest: Some(ingest),
+        max_unflushed_rows: measured.max_unflushed_rows,
+        shutdown: Some(stopped.shutdown),
+        expected,
+        stored: stored_text,
+        verdict,
+    })
+}
+
+/// Whether sorted `all` holds every key of sorted `some`.
+fn contains_all(all: &[(i64, i64)], some: &[(i64, i64)]) -> bool {
+    let mut all = all.iter().peekable();
+    some.iter().all(|key| {
+        while all.next_if(|k| *k < key).is_some() {}
+        all.peek() == Some(&key)
+    })
+}
+
+/// One ClickHouse point: a fresh database, the load, and the counts.
+pub async fn clickhouse(
+    spec: PointSpec,
+    side: &ClickHouseSide,
+    database: &str,
+    load: Load<'_>,
+) -> anyhow::Result<PointResult> {
+    let Load {
+        pool,
+        bodies,
+        plan,
+        ticks,
+    } = load;
+    let target = side.target(database, spec.encoding.content_encoding(System::ClickHouse))?;
+    let mut rss_reset = false;
+    if let Some(pid) = side.pid {
+        rss_reset = procfs::reset_peak_rss(pid).is_ok();
+    }
+    let measured = measure(&target, bodies, plan, side.pid, None, ticks).await?;
+    let counted = side.count(database).await?;
+    let totals = Totals::of(&measured.run, bodies, spec.duration);
+    let mut expected = Expected::of(pool, bodies, &measured.run.sent);
+    expected.keys = Vec::new();
+    let mut verdict = Verdict::default();
+    let exact = expected.uncertain_bodies == 0;
+    verdict.check(
+        format!(
+            "distinct (tracker, msg_time) stored {} {} distinct messages answered {}",
+            counted.distinct_keys,
+            if exact { "=" } else { "≥" },
+            expected.distinct
+        ),
+        counted.distinct_keys == expected.distinct
+            || (!exact && counted.distinct_keys > expected.distinct),
+    );
+    verdict.check(
+        format!(
+            "rows with FINAL {} = distinct (tracker, msg_time)",
+            counted.rows_final
+        ),
+        counted.rows_final == counted.distinct_keys,
+    );
+    if exact {
+        verdict.check(
+            format!(
+                "rows stored {} between distinct and lines answered {}",
+                counted.rows, expected.lines
+            ),
+            (expected.distinct..=expected.lines).contains(&counted.rows),
+        );
+    }
+    Ok(PointResult {
+        spec,
+        elapsed: measured.run.elapsed,
+        exhausted: measured.run.exhausted,
+        totals,
+        server_cpu: measured.server_cpu,
+        generator_cpu_s: measured.generator_cpu_s,
+        peak_rss: measured.peak_rss.filter(|_| rss_reset),
+        disk_write_bytes: measured.disk_write_bytes,
+        ingest: None,
+        max_unflushed_rows: None,
+        shutdown: None,
+        expected,
+        stored: format!(
+            "{} rows ({} copies not folded yet), {} once folded (FINAL)",
+            group(counted.rows),
+            group(counted.rows.saturating_sub(counted.rows_final)),
+            group(counted.rows_final)
+        ),
+        verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containment_of_sorted_keys() {
+        let all = [(1, 10), (1, 20), (2, 5), (3, 1)];
+        assert!(contains_all(&all, &[(1, 20), (3, 1)]));
+        assert!(contains_all(&all, &[]));
+        assert!(!contains_all(&all, &[(1, 15)]));
+        assert!(!contains_all(&all, &[(3, 1), (4, 0)]));
+    }
+}

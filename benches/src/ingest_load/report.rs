@@ -1,0 +1,309 @@
+//! The Markdown tables of a run and the verdict on issue 17's targets.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use super::System;
+use super::point::PointResult;
+
+/// `1234567` as `1,234,567`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn ms(d: Option<Duration>) -> String {
+    d.map_or_else(
+        || "-".to_owned(),
+        |d| format!("{:.1}", d.as_secs_f64() * 1e3),
+    )
+}
+
+fn per_s(value: f64, elapsed: Duration, scale: f64, decimals: usize) -> String {
+    format!(
+        "{:.*}",
+        decimals,
+        value / scale / elapsed.as_secs_f64().max(1e-9)
+    )
+}
+
+fn mode(r: &PointResult) -> String {
+    match r.spec.rate {
+        Some(rate) => format!("open {}/s", group(rate.round() as u64)),
+        None => "closed".to_owned(),
+    }
+}
+
+/// The point's short name.
+pub fn name(r: &PointResult) -> String {
+    format!(
+        "{} {} {} ×{} {}",
+        r.spec.system.label(),
+        group(r.spec.lines as u64),
+        r.spec.encoding.label(r.spec.system),
+        r.spec.connections,
+        mode(r)
+    )
+}
+
+/// The main table: throughput, latency, refusals, CPU, memory, WAL.
+pub fn throughput_table(results: &[PointResult]) -> String {
+    let mut out = String::from(
+        "| system | lines/body | encoding | conns | loop | s | acked lines/s | slowest second | new msgs/s | MB/s sent | \
+         p50 ms | p99 ms | p99.9 ms | 503s | conn. errors | failed | server CPU | generator CPU | \
+         server peak RSS MiB | WAL MB/s | fsyncs/s | disk writes MB/s | checks |\n\
+         |---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for r in results {
+        let t = &r.totals;
+        let elapsed = r.elapsed;
+        let new = match r.spec.system {
+            System::ClickHouse => "-".to_owned(),
+            _ => group((t.accepted as f64 / elapsed.as_secs_f64().max(1e-9)).round() as u64),
+        };
+        let (wal, fsyncs) = r.ingest.map_or(("-".to_owned(), "-".to_owned()), |i| {
+            (
+                per_s(i.wal_bytes, elapsed, 1e6, 1),
+                per_s(i.wal_fsyncs, elapsed, 1.0, 0),
+            )
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.1}{} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% | {} | {} | {} | {} | {} |",
+            r.spec.system.label(),
+            group(r.spec.lines as u64),
+            r.spec.encoding.label(r.spec.system),
+            r.spec.connections,
+            mode(r),
+            elapsed.as_secs_f64(),
+            if r.exhausted { " (pool ran out)" } else { "" },
+            group(r.lines_per_s().round() as u64),
+            t.slowest_second_lines.map_or_else(|| "-".to_owned(), group),
+            new,
+            per_s(t.acked_bytes as f64, elapsed, 1e6, 1),
+            ms(t.latency(0.5)),
+            ms(t.latency(0.99)),
+            ms(t.latency(0.999)),
+            group(t.refusals),
+            group(t.connection_errors),
+            group(t.failed),
+            r.server_cpu
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), |c| format!("{:.0}%", c.total_percent())),
+            100.0 * r.generator_cpu_s / elapsed.as_secs_f64().max(1e-9),
+            r.peak_rss.map_or_else(
+                || "-".to_owned(),
+                |b| format!("{:.0}", b as f64 / 1_048_576.0)
+            ),
+            wal,
+            fsyncs,
+            r.disk_write_bytes
+                .map_or_else(|| "-".to_owned(), |b| per_s(b as f64, elapsed, 1e6, 1)),
+            if r.verdict.passed() {
+                "ok"
+            } else {
+                "**FAILED**"
+            },
+        );
+    }
+    out
+}
+
+/// Server CPU per thread name, the busiest first, in % of one core.
+pub fn cpu_table(results: &[PointResult]) -> String {
+    let mut out = String::from("| point | server threads (% of one core) |\n|---|---|\n");
+    for r in results {
+        let threads = r
+            .server_cpu
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), |c| c.top(6));
+        let _ = writeln!(out, "| {} | {threads} |", name(r));
+    }
+    out
+}
+
+/// WAL and flush figures of the Trackhouse points.
+pub fn wal_table(results: &[PointResult]) -> String {
+    let mut out = String::from(
+        "| point | WAL bytes per new message | writes per fsync | mean fsync ms | flushes | max unflushed rows | final flush s |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in results {
+        let Some(i) = r.ingest else { continue };
+        let fsyncs = i.wal_fsyncs.max(1.0);
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} | {:.1} | {:.2} | {:.0} | {} | {} |",
+            name(r),
+            i.wal_bytes / i.accepted.max(1.0),
+            i.group_writes / fsyncs,
+            1e3 * i.wal_fsync_seconds / fsyncs,
+            i.flushes,
+            r.max_unflushed_rows
+                .map_or_else(|| "-".to_owned(), |m| group(m as u64)),
+            r.shutdown
+                .map_or_else(|| "-".to_owned(), |d| format!("{:.1}", d.as_secs_f64())),
+        );
+    }
+    out
+}
+
+/// What each point sent and what the server stored.
+pub fn verification_table(results: &[PointResult]) -> String {
+    let mut out = String::from(
+        "| point | bodies 200 | lines | distinct | copies | late | msgs before / after midnight | \
+         Σ accepted | Σ duplicates | stored | checks |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+    );
+    for r in results {
+        let e = &r.expected;
+        let t = &r.totals;
+        let (accepted, duplicates) = match r.spec.system {
+            System::ClickHouse => ("-".to_owned(), "-".to_owned()),
+            _ => (group(t.accepted), group(t.duplicates)),
+        };
+        let checks = if r.verdict.passed() {
+            format!("{} passed", r.verdict.checks.len())
+        } else {
+            format!("**failed:** {}", r.verdict.failures())
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |",
+            name(r),
+            group(t.acked_bodies),
+            group(e.lines),
+            group(e.distinct),
+            group(e.copy_lines),
+            group(e.late_lines),
+            group(e.before_midnight),
+            group(e.after_midnight),
+            accepted,
+            duplicates,
+            r.stored,
+            checks,
+        );
+    }
+    out
+}
+
+/// The first connection error and failure of each point that had any.
+pub fn failures(results: &[PointResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        if let Some(error) = &r.totals.first_connection_error {
+            let _ = writeln!(
+                out,
+                "- {}: {} connections failed without an answer (bodies sent again); first: {}",
+                name(r),
+                group(r.totals.connection_errors),
+                error.replace('\n', " ")
+            );
+        }
+        if let Some((status, detail)) = &r.totals.first_failure {
+            let _ = writeln!(
+                out,
+                "- {}: {} failed; first: status {status} ({})",
+                name(r),
+                group(r.totals.failed),
+                detail.replace('\n', " ")
+            );
+        }
+    }
+    out
+}
+
+/// Issue 17's targets against the run.
+pub fn targets(results: &[PointResult]) -> String {
+    let best = |system: System| {
+        results
+            .iter()
+            .filter(|r| r.spec.system == system && r.spec.rate.is_none())
+            .max_by(|a, b| a.lines_per_s().total_cmp(&b.lines_per_s()))
+    };
+    let verdict = |met: bool| if met { "met" } else { "not met" };
+    let mut out = String::new();
+    match best(System::Trackhouse) {
+        Some(th) => {
+            let rate = th.lines_per_s();
+            let _ = writeln!(
+                out,
+                "- ≥ 1,000,000 messages/s acknowledged durably at the best point: {} ({} lines/s, {})",
+                verdict(rate >= 1e6),
+                group(rate.round() as u64),
+                name(th)
+            );
+            match best(System::ClickHouse) {
+                Some(ch) => {
+                    let ratio = rate / ch.lines_per_s().max(1e-9);
+                    let _ = writeln!(
+                        out,
+                        "- ≥ 5× ClickHouse's JSON insert: {} ({ratio:.2}×: best ClickHouse {} rows/s, {})",
+                        verdict(ratio >= 5.0),
+                        group(ch.lines_per_s().round() as u64),
+                        name(ch)
+                    );
+                }
+                None => out.push_str(
+                    "- ≥ 5× ClickHouse's JSON insert: not measured (no ClickHouse point)\n",
+                ),
+            }
+        }
+        None => out
+            .push_str("- ≥ 1,000,000 messages/s: not measured (no closed-loop Trackhouse point)\n"),
+    }
+    let half: Vec<&PointResult> = results
+        .iter()
+        .filter(|r| r.spec.system == System::Trackhouse && r.spec.rate.is_some())
+        .collect();
+    if half.is_empty() {
+        out.push_str(
+            "- p99 acknowledgement < 50 ms at 50% of the maximum rate: not measured (run with --rate-of-max 0.5)\n",
+        );
+    }
+    for r in half {
+        let p99 = r.totals.latency(0.99);
+        let _ = writeln!(
+            out,
+            "- p99 acknowledgement < 50 ms at {}: {} (p99 {} ms; {})",
+            mode(r),
+            verdict(p99.is_some_and(|p| p < Duration::from_millis(50))),
+            ms(p99),
+            name(r)
+        );
+    }
+    let peak = results
+        .iter()
+        .filter(|r| r.spec.system.is_trackhouse())
+        .filter_map(|r| r.peak_rss)
+        .max();
+    if let Some(peak) = peak {
+        let _ = writeln!(
+            out,
+            "- server peak RSS < 1 GiB: {} (largest {:.0} MiB)",
+            verdict(peak < 1 << 30),
+            peak as f64 / 1_048_576.0
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+}
