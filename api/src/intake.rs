@@ -162,11 +162,7 @@ async fn messages(
             "Service Auth error: unknown or revoked ingest token",
         )
     })?;
-    let _permit = state
-        .inner
-        .intake_slots
-        .try_acquire()
-        .map_err(|_| busy("too many intake requests are in flight"))?;
+    let _permit = intake_slot(&state).await?;
     let limit = state.inner.config.max_ingest_bytes;
     let timeout = state.inner.config.request_body_timeout;
     let raw = tokio::time::timeout(timeout, Limited::new(body, limit).collect())
@@ -250,6 +246,49 @@ fn bearer(headers: &HeaderMap) -> ApiResult<Secret> {
             "Wrong hash: an ingest token is 32 hexadecimal characters",
         )
     })
+}
+
+/// A slot of `--max-intake-requests`, waited for up to `--intake-queue-ms`
+/// (the body is not read meanwhile, so a waiting request costs little).
+async fn intake_slot(state: &AppState) -> ApiResult<IntakeSlot<'_>> {
+    let inner = &state.inner;
+    let permit = match inner.intake_slots.try_acquire() {
+        Ok(permit) => permit,
+        Err(_) => {
+            let _waiting = Counted::new(&inner.metrics.intake_waiting);
+            let wait = inner.config.intake_queue_wait;
+            match tokio::time::timeout(wait, inner.intake_slots.acquire()).await {
+                Ok(Ok(permit)) => permit,
+                _ => return Err(busy("too many intake requests are in flight")),
+            }
+        }
+    };
+    Ok(IntakeSlot {
+        _permit: permit,
+        _in_flight: Counted::new(&inner.metrics.intake_in_flight),
+    })
+}
+
+/// An intake slot held.
+struct IntakeSlot<'a> {
+    _permit: tokio::sync::SemaphorePermit<'a>,
+    _in_flight: Counted<'a>,
+}
+
+/// One more on a gauge while it lives (a request given up midway included).
+struct Counted<'a>(&'a prometheus_client::metrics::gauge::Gauge);
+
+impl<'a> Counted<'a> {
+    fn new(gauge: &'a prometheus_client::metrics::gauge::Gauge) -> Self {
+        gauge.inc();
+        Self(gauge)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 fn busy(reason: &str) -> ApiError {

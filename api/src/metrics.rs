@@ -87,6 +87,10 @@ pub(crate) struct Metrics {
     errors: Family<CodeLabels, Counter>,
     cuts: Family<LimitLabels, Counter>,
     intake_cache: IntakeCacheMetrics,
+    /// Intake requests holding a slot (`--max-intake-requests`).
+    pub(crate) intake_in_flight: Gauge,
+    /// Intake requests waiting for a slot (`--intake-queue-ms`).
+    pub(crate) intake_waiting: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -101,7 +105,19 @@ impl Metrics {
             errors: Family::default(),
             cuts: Family::default(),
             intake_cache: IntakeCacheMetrics::default(),
+            intake_in_flight: Gauge::default(),
+            intake_waiting: Gauge::default(),
         };
+        registry.register(
+            "trackhouse_intake_requests_in_flight",
+            "Intake requests being read, parsed or stored (at most --max-intake-requests)",
+            metrics.intake_in_flight.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_requests_waiting",
+            "Intake requests waiting for a slot (at most --intake-queue-ms each, then 503)",
+            metrics.intake_waiting.clone(),
+        );
         registry.register(
             "trackhouse_http_requests",
             "HTTP requests answered",

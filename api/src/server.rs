@@ -38,8 +38,13 @@ pub struct ApiConfig {
     pub raw_data_max_span_days: u32,
     /// Longest `interval` of one fuel resampling call (longer: code 211).
     pub resampling_max_span_days: u32,
-    /// Intake requests processed at once; more are answered 503 (code 8), so memory stays bounded.
+    /// Intake requests processed at once (their bodies read, parsed and
+    /// stored), so memory stays bounded; more wait for a slot, before their
+    /// bodies are read, up to `intake_queue_wait`, and are then answered 503
+    /// (code 8).
     pub max_intake_requests: usize,
+    /// Longest wait of an intake request for a slot.
+    pub intake_queue_wait: Duration,
     /// Most columns of one raw data read, after `.*` expansion (more: code 7).
     pub raw_data_max_columns: usize,
     /// Raw data exports and fuel resamplings running at once, in all (more: 503, code 8).
@@ -101,6 +106,7 @@ impl Default for ApiConfig {
             link_rate: crate::limits::DEFAULT_LINK_RATE,
             max_ingest_bytes: 64 * 1024 * 1024,
             max_intake_requests: 8,
+            intake_queue_wait: Duration::from_secs(2),
             raw_data_max_span_days: 31,
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,

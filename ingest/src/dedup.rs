@@ -1,14 +1,25 @@
 //! Which messages are already stored: (tracker, message time, content hash)
-//! keys, held per (tracker, day) partition.
+//! keys, held per (tracker, day) partition, and each tracker's watermark.
 //!
-//! A partition is either absent or complete (every key of its files and of
-//! the memtable), so a lookup in a loaded partition is authoritative. Loading
-//! reads three columns of the day's files; partitions are evicted least
-//! recently used first when the index holds too many keys.
+//! The watermark of a tracker is the newest message time of any row stored
+//! for it (files, or ClickHouse, and the memtable), when known: the Parquet
+//! sink knows it from the catalog, so a message newer than its tracker's
+//! watermark is new without any look-up. A partition holds the keys of its
+//! rows in the memtable, always, and is *complete* once it also holds the
+//! keys of its rows in the sink (read from storage: three columns of the
+//! day's files, or a ClickHouse query). A message at or before the
+//! watermark (late, or a retransmission) needs its partition complete, and
+//! so does every message when the watermark is unknown (ClickHouse).
+//!
+//! A partition with rows in the memtable is never evicted (it counts them;
+//! the flusher counts them off once they are in the sink). Then an
+//! incomplete partition goes at once, its keys being in the sink; complete
+//! ones are evicted least recently used first when the index holds too many
+//! keys.
 //!
 //! A partition also holds the names of the inner columns its tracker has on
-//! that day, so that the number of distinct names per tracker and day can be
-//! held to a limit before a message is written.
+//! that day (the sink's, always loaded), so that the number of distinct names
+//! per tracker and day can be held to a limit before a message is written.
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,53 +32,113 @@ struct Partition {
     /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
     names: HashSet<u64>,
     last_used: u64,
+    /// Rows of the partition in the memtable: while any, it stays loaded.
+    unflushed: u64,
+    /// Whether `keys` holds the sink's keys too.
+    complete: bool,
+}
+
+/// What the index knows of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Known {
+    /// Stored already.
+    Duplicate,
+    /// Not stored.
+    New,
+    /// Its partition must be loaded, or completed, first.
+    Unknown,
 }
 
 /// The deduplication index.
 #[derive(Debug)]
 pub(crate) struct DedupIndex {
     partitions: HashMap<PartitionKey, Partition>,
+    /// Newest stored message time by tracker (`i64::MIN` when absent),
+    /// when the sink can say; `None` when it cannot.
+    watermarks: Option<HashMap<i64, i64>>,
     tick: u64,
     entries: usize,
+    /// Keys of memtable rows, among `entries` (they cannot be evicted).
+    unflushed: u64,
     max_entries: usize,
 }
 
 impl DedupIndex {
-    pub(crate) fn new(max_entries: usize) -> Self {
+    /// An index of at most `max_entries` keys (beyond those of memtable rows),
+    /// with the sink's watermarks if it knows them.
+    pub(crate) fn new(max_entries: usize, watermarks: Option<HashMap<i64, i64>>) -> Self {
         Self {
             partitions: HashMap::new(),
+            watermarks,
             tick: 0,
             entries: 0,
+            unflushed: 0,
             max_entries,
         }
     }
 
+    /// Whether the partition is in the index (its names are known).
     pub(crate) fn is_loaded(&self, partition: PartitionKey) -> bool {
         self.partitions.contains_key(&partition)
     }
 
-    /// Installs a complete partition: its keys and its inner column names.
+    /// Whether the message is stored, from what the index holds.
+    pub(crate) fn known(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> Known {
+        let part = self.partitions.get(&partition);
+        if part.is_some_and(|p| p.keys.contains(&(time_ms, hash))) {
+            return Known::Duplicate;
+        }
+        if part.is_some_and(|p| p.complete) || time_ms > self.watermark(partition.0) {
+            return Known::New;
+        }
+        Known::Unknown
+    }
+
+    /// The tracker's watermark; `i64::MAX` when unknown (nothing is beyond it).
+    fn watermark(&self, tracker: i64) -> i64 {
+        self.watermarks
+            .as_ref()
+            .map_or(i64::MAX, |w| w.get(&tracker).copied().unwrap_or(i64::MIN))
+    }
+
+    /// Installs a partition with the sink's inner column names and, when
+    /// `keys` is given, the sink's keys (it is complete then). The keys it
+    /// held (its memtable rows) stay.
     pub(crate) fn load(
         &mut self,
         partition: PartitionKey,
-        keys: impl IntoIterator<Item = (i64, u64)>,
+        keys: Option<Vec<(i64, u64)>>,
         names: impl IntoIterator<Item = u64>,
     ) {
         self.tick += 1;
-        let loaded = Partition {
-            keys: keys.into_iter().collect(),
-            names: names.into_iter().collect(),
-            last_used: self.tick,
-        };
-        self.entries += loaded.keys.len();
-        if let Some(old) = self.partitions.insert(partition, loaded) {
-            self.entries -= old.keys.len();
+        let part = self.partitions.entry(partition).or_default();
+        part.last_used = self.tick;
+        part.names.extend(names);
+        if let Some(keys) = keys {
+            let before = part.keys.len();
+            part.keys.extend(keys);
+            part.complete = true;
+            self.entries += part.keys.len() - before;
         }
     }
 
-    /// Records a key; `false` when it was already there (a duplicate). The
-    /// partition must be loaded; an unloaded one is created empty, which the
-    /// caller avoids by loading first.
+    /// Records the keys of rows a restart put back in the memtable (their
+    /// partition stays incomplete) and their names.
+    pub(crate) fn recover(
+        &mut self,
+        partition: PartitionKey,
+        keys: Vec<(i64, u64)>,
+        names: impl IntoIterator<Item = u64>,
+    ) {
+        for &(time, hash) in &keys {
+            self.insert(partition, time, hash);
+        }
+        self.load(partition, None, names);
+    }
+
+    /// Records the key of a row going to the memtable; `false` when it was
+    /// already there (a duplicate). The partition must be loaded; an unloaded
+    /// one is created empty, which the caller avoids by loading first.
     pub(crate) fn insert(&mut self, partition: PartitionKey, time_ms: i64, hash: u64) -> bool {
         self.tick += 1;
         let tick = self.tick;
@@ -76,15 +147,28 @@ impl DedupIndex {
         let new = part.keys.insert((time_ms, hash));
         if new {
             self.entries += 1;
+            self.unflushed += 1;
+            part.unflushed += 1;
+            if let Some(w) = &mut self.watermarks {
+                let mark = w.entry(partition.0).or_insert(i64::MIN);
+                *mark = (*mark).max(time_ms);
+            }
         }
         new
     }
 
-    /// Whether a key is recorded (the message is a duplicate).
-    pub(crate) fn contains(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> bool {
-        self.partitions
-            .get(&partition)
-            .is_some_and(|part| part.keys.contains(&(time_ms, hash)))
+    /// Counts off `rows` of a partition's memtable rows, now in the sink;
+    /// an incomplete partition without any left goes (the sink holds its keys).
+    pub(crate) fn flushed(&mut self, partition: PartitionKey, rows: u64) {
+        if let Some(part) = self.partitions.get_mut(&partition) {
+            let rows = rows.min(part.unflushed);
+            part.unflushed -= rows;
+            self.unflushed -= rows;
+            if part.unflushed == 0 && !part.complete {
+                self.entries -= part.keys.len();
+                self.partitions.remove(&partition);
+            }
+        }
     }
 
     /// Records the name keys `names` (distinct: a message's names are) as
@@ -106,24 +190,32 @@ impl DedupIndex {
         Ok(())
     }
 
-    /// Forgets a key recorded by a write that then failed.
+    /// Forgets a key recorded by a write that then failed (its row never
+    /// reached the memtable). The watermark may stay beyond it: it is then
+    /// too high, which only sends more messages to a complete partition.
     pub(crate) fn remove(&mut self, partition: PartitionKey, time_ms: i64, hash: u64) {
         if let Some(part) = self.partitions.get_mut(&partition) {
             if part.keys.remove(&(time_ms, hash)) {
                 self.entries -= 1;
+                if part.unflushed > 0 {
+                    self.unflushed -= 1;
+                    part.unflushed -= 1;
+                }
             }
         }
     }
-
-    /// Evicts least recently used partitions, except `keep`, until within bounds.
+    /// Evicts least recently used partitions, except `keep` and those with
+    /// rows in the memtable, until within bounds.
     pub(crate) fn shrink(&mut self, keep: &HashSet<PartitionKey>) {
-        if self.entries <= self.max_entries {
+        // Mostly memtable keys: little to evict (the next flush frees them).
+        let evictable = self.entries.saturating_sub(self.unflushed as usize);
+        if self.entries <= self.max_entries || evictable < self.max_entries / 4 {
             return;
         }
         let mut by_age: Vec<(u64, PartitionKey)> = self
             .partitions
             .iter()
-            .filter(|(key, _)| !keep.contains(key))
+            .filter(|(key, p)| p.unflushed == 0 && !keep.contains(key))
             .map(|(key, p)| (p.last_used, *key))
             .collect();
         by_age.sort_unstable();
@@ -137,11 +229,12 @@ impl DedupIndex {
         }
     }
 
-    /// Keeps only the partitions for which `keep` holds.
+    /// Keeps only the partitions for which `keep` holds, and those with rows
+    /// in the memtable.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&PartitionKey) -> bool) {
         let mut entries = self.entries;
         self.partitions.retain(|key, part| {
-            let kept = keep(key);
+            let kept = part.unflushed > 0 || keep(key);
             if !kept {
                 entries -= part.keys.len();
             }
@@ -161,16 +254,70 @@ mod tests {
 
     #[test]
     fn inserts_report_duplicates_and_eviction_keeps_bounds() {
-        let mut index = DedupIndex::new(4);
-        index.load((1, 10), [(100, 7)], []);
-        assert!(!index.insert((1, 10), 100, 7));
+        let mut index = DedupIndex::new(4, None);
+        assert_eq!(index.known((1, 10), 100, 7), Known::Unknown);
+        index.load((1, 10), Some(vec![(100, 7)]), []);
+        assert_eq!(index.known((1, 10), 100, 7), Known::Duplicate);
+        assert_eq!(index.known((1, 10), 100, 8), Known::New);
         assert!(index.insert((1, 10), 100, 8), "same second, other content");
-        index.load((2, 10), [(1, 1), (2, 2), (3, 3)], []);
+        assert!(!index.insert((1, 10), 100, 8));
+        index.load((2, 10), Some(vec![(1, 1), (2, 2), (3, 3)]), []);
         assert_eq!(index.entries(), 5);
+        index.shrink(&HashSet::from([(2, 10)]));
+        assert!(
+            index.is_loaded((1, 10)),
+            "a partition with a row in the memtable stays"
+        );
+        index.flushed((1, 10), 1);
+        assert!(index.is_loaded((1, 10)), "a complete partition stays");
         index.shrink(&HashSet::from([(2, 10)]));
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
         assert_eq!(index.entries(), 3);
-        index.remove((2, 10), 1, 1);
+    }
+
+    #[test]
+    fn the_watermark_settles_newer_messages_without_loading() {
+        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])));
+        assert_eq!(index.known((1, 0), 1_001, 5), Known::New);
+        assert_eq!(index.known((1, 0), 1_000, 5), Known::Unknown);
+        assert_eq!(index.known((2, 0), 5, 5), Known::New, "no rows stored yet");
+        index.load((1, 0), None, []);
+        assert!(index.insert((1, 0), 2_000, 5));
+        assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
+        assert_eq!(index.known((1, 0), 1_500, 5), Known::Unknown, "late");
+        assert_eq!(index.known((1, 0), 2_001, 5), Known::New);
+        // Flushed, the incomplete partition goes: its keys are in the sink.
+        index.flushed((1, 0), 1);
+        assert!(!index.is_loaded((1, 0)));
+        assert_eq!(index.entries(), 0);
+        assert_eq!(index.known((1, 0), 2_000, 5), Known::Unknown);
+        index.load((1, 0), Some(vec![(2_000, 5)]), []);
+        assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
+        assert_eq!(index.known((1, 0), 1_500, 5), Known::New);
+    }
+
+    #[test]
+    fn a_failed_write_forgets_its_keys() {
+        let mut index = DedupIndex::new(100, None);
+        index.load((2, 10), Some(vec![]), []);
         assert!(index.insert((2, 10), 1, 1));
+        index.remove((2, 10), 1, 1);
+        assert_eq!(index.known((2, 10), 1, 1), Known::New);
+        assert_eq!(index.entries(), 0);
+    }
+
+    #[test]
+    fn retention_keeps_partitions_with_rows_in_the_memtable() {
+        let mut index = DedupIndex::new(100, None);
+        index.load((1, 10), Some(vec![(5, 5)]), []);
+        index.load((2, 10), Some(vec![]), []);
+        index.insert((2, 10), 6, 6);
+        index.retain(|_| false);
+        assert!(!index.is_loaded((1, 10)));
+        assert!(index.is_loaded((2, 10)));
+        assert_eq!(index.known((2, 10), 6, 6), Known::Duplicate);
+        index.flushed((2, 10), 1);
+        index.retain(|_| false);
+        assert_eq!(index.entries(), 0);
     }
 }

@@ -11,12 +11,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use arrow::array::AsArray;
-use arrow::datatypes::UInt64Type;
 use arrow::record_batch::RecordBatch;
 use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
-use schemas::columns::InnerKind;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
 use crate::batch::{DAY_MS, Entry, day_of, name_key, to_record_batches};
@@ -36,6 +33,12 @@ pub struct IngestConfig {
     pub data_dir: PathBuf,
     /// A WAL segment is sealed once it exceeds this size.
     pub wal_segment_bytes: u64,
+    /// Whether each group commit ends with an fdatasync of the WAL before
+    /// its writes are acknowledged. Off only for benchmarks against
+    /// databases that answer before their data is on disk: a crash of the
+    /// machine (not of the process) then loses what was acknowledged since
+    /// the last sync.
+    pub wal_fsync: bool,
     /// The memtable is flushed to Parquet at least this often.
     pub flush_interval: Duration,
     /// ... or as soon as it holds this many rows.
@@ -77,6 +80,7 @@ impl IngestConfig {
         Self {
             data_dir: data_dir.into(),
             wal_segment_bytes: 64 * 1024 * 1024,
+            wal_fsync: true,
             flush_interval: Duration::from_secs(5),
             flush_rows: 1_000_000,
             max_unflushed_rows: 4_000_000,
@@ -156,19 +160,32 @@ impl Shared {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Loads a dedup partition: keys from the files and from the memtable.
-    pub(crate) fn load_partition(
+    /// Loads partitions into the dedup index from the sink: each one's
+    /// inner column names, and its keys too for those in `complete` (those
+    /// with messages the index cannot settle). Holds the epoch, so no file
+    /// of the list goes meanwhile.
+    pub(crate) fn load_partitions(
         &self,
         dedup: &mut DedupIndex,
-        (tracker, day): PartitionKey,
+        partitions: &HashSet<PartitionKey>,
+        complete: &HashSet<PartitionKey>,
     ) -> Result<()> {
-        let mut keys = self.sink.keys(tracker, day)?;
-        let mut names = self.sink.inner_names(tracker, day)?;
-        for batch in &self.read().unflushed {
-            collect_keys(batch, tracker, day, &mut keys);
-            collect_names(batch, tracker, day, &mut names);
+        let (files, _epoch) = {
+            let state = self.read();
+            (state.files.clone(), state.epoch.clone())
+        };
+        let mut keys = match complete.is_empty() {
+            true => HashMap::new(),
+            false => self.sink.keys_many(&files, complete)?,
+        };
+        self.metrics.dedup_loads.inc_by(complete.len() as u64);
+        for &(tracker, day) in partitions {
+            let keys = complete
+                .contains(&(tracker, day))
+                .then(|| keys.remove(&(tracker, day)).unwrap_or_default());
+            let names = self.sink.inner_names(&files, tracker, day)?;
+            dedup.load((tracker, day), keys, names.iter().map(|n| name_key(n)));
         }
-        dedup.load((tracker, day), keys, names.iter().map(|n| name_key(n)));
         Ok(())
     }
 
@@ -192,39 +209,11 @@ fn canonical_dir(dir: &std::path::Path) -> Result<PathBuf> {
     std::fs::canonicalize(dir).map_err(Error::io("resolving", dir))
 }
 
-/// The inner columns with a value in a row of `tracker` on `day`.
-fn collect_names(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<String>) {
-    let Some(keys) = columns::key_columns(batch) else {
-        return;
-    };
-    let rows: Vec<usize> = (0..batch.num_rows())
-        .filter(|&i| keys.tracker.value(i) == tracker && day_of(keys.message_time.value(i)) == day)
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    for (field, column) in batch.schema_ref().fields().iter().zip(batch.columns()) {
-        if InnerKind::split(field.name()).is_some() && rows.iter().any(|&i| column.is_valid(i)) {
-            out.push(field.name().clone());
-        }
-    }
-}
-
-fn collect_keys(batch: &RecordBatch, tracker: i64, day: i64, out: &mut Vec<(i64, u64)>) {
-    let (Some(keys), Some(h)) = (
-        columns::key_columns(batch),
-        batch
-            .column_by_name(columns::CONTENT_HASH)
-            .and_then(|c| c.as_primitive_opt::<UInt64Type>()),
-    ) else {
-        return;
-    };
-    let (t, m) = (keys.tracker, keys.message_time);
-    for i in 0..batch.num_rows() {
-        if t.value(i) == tracker && day_of(m.value(i)) == day {
-            out.push((m.value(i), h.value(i)));
-        }
-    }
+/// The (tracker, day) of a memtable batch, which holds one tracker's rows
+/// of one UTC day (`batch::to_record_batches`).
+pub(crate) fn partition_of(batch: &RecordBatch) -> Option<PartitionKey> {
+    let keys = columns::key_columns(batch)?;
+    (batch.num_rows() > 0).then(|| (keys.tracker.value(0), day_of(keys.message_time.value(0))))
 }
 
 /// Commands of the writer thread, handled in order.
@@ -306,12 +295,16 @@ impl Ingest {
                 "recovered the write-ahead log"
             );
         }
+        let files = Arc::new(sink.files());
         let shared = Arc::new(Shared {
             state: RwLock::new(State {
-                files: Arc::new(sink.files()),
+                files: files.clone(),
                 ..State::default()
             }),
-            dedup: Mutex::new(DedupIndex::new(config.dedup_max_entries)),
+            dedup: Mutex::new(DedupIndex::new(
+                config.dedup_max_entries,
+                sink.watermarks(&files),
+            )),
             retention: Mutex::new(Retention::default()),
             unmergeable: Mutex::new(HashSet::new()),
             wal_failure: Mutex::new(None),
@@ -548,24 +541,24 @@ impl Recovered {
 }
 
 impl Shared {
-    /// Puts recovered rows back into the memtable and the dedup index.
+    /// Puts recovered rows back into the memtable and the dedup index (as
+    /// memtable keys: no partition is read from the sink until a message
+    /// needs it).
     fn recover(&self, recovered: Recovered) -> Result<()> {
         if recovered.rows == 0 {
             return Ok(());
         }
         let mut dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let files = self.read().files.clone();
         for (partition, (keys, names)) in recovered.partitions {
-            let mut all = self.sink.keys(partition.0, partition.1)?;
-            all.extend(keys);
-            let stored = self.sink.inner_names(partition.0, partition.1)?;
+            let stored = self.sink.inner_names(&files, partition.0, partition.1)?;
             let all_names = names.into_iter().chain(stored.iter().map(|n| name_key(n)));
-            dedup.load(partition, all, all_names);
+            dedup.recover(partition, keys, all_names);
         }
         let mut state = self.write();
         state.unflushed.extend(recovered.batches);
         state.unflushed_rows += recovered.rows;
         state.oldest_unflushed = Some(Instant::now());
-        dedup.shrink(&HashSet::new());
         Ok(())
     }
 }

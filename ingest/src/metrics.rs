@@ -32,6 +32,8 @@ pub(crate) struct IngestMetrics {
     pub(crate) flush_lag_seconds: Gauge<f64, AtomicU64>,
     pub(crate) unflushed_rows: Gauge,
     pub(crate) flushes: Counter,
+    pub(crate) rows_flushed: Counter,
+    pub(crate) dedup_loads: Counter,
     pub(crate) flush_errors: Counter,
     pub(crate) files: Gauge,
     pub(crate) file_bytes: Gauge,
@@ -59,6 +61,8 @@ impl IngestMetrics {
             flush_lag_seconds: Gauge::default(),
             unflushed_rows: Gauge::default(),
             flushes: Counter::default(),
+            rows_flushed: Counter::default(),
+            dedup_loads: Counter::default(),
             flush_errors: Counter::default(),
             files: Gauge::default(),
             file_bytes: Gauge::default(),
@@ -112,6 +116,16 @@ impl IngestMetrics {
             "trackhouse_ingest_flush_lag_seconds",
             "Age of the oldest acknowledged row not yet in a Parquet file",
             m.flush_lag_seconds.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_rows_flushed",
+            "Rows moved from memory to Parquet files or ClickHouse",
+            m.rows_flushed.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_partition_loads",
+            "(tracker, day) partitions of the deduplication index read from storage",
+            m.dedup_loads.clone(),
         );
         r.register(
             "trackhouse_ingest_unflushed_rows",

@@ -4,7 +4,7 @@
 pub(crate) mod clickhouse;
 pub(crate) mod parquet;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use arrow::record_batch::RecordBatch;
 use schemas::{ClickHouseTable, FileEntry};
 
 use crate::Result;
+use crate::dedup::PartitionKey;
 
 /// What a rewrite of files did.
 #[derive(Debug, Default)]
@@ -49,14 +50,35 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug {
     /// catalog in one commit (compaction keeps every row, retention drops old ones).
     fn rewrite(&self, files: &[FileEntry], keep: &dyn Fn(i64, i64) -> bool) -> Result<Rewrite>;
 
-    /// The (message time, content hash) keys of a tracker's rows in files
-    /// overlapping day `day` (days since the epoch), for deduplication.
-    fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>>;
+    /// The (message time, content hash) keys of a tracker's rows on day
+    /// `day` (days since the epoch), for deduplication. `files` is the
+    /// engine's current list (held by its epoch, so none is deleted
+    /// meanwhile); a sink without files ignores it.
+    fn keys(&self, files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<(i64, u64)>>;
+
+    /// [`keys`](Self::keys) of many partitions (absent: no keys).
+    fn keys_many(
+        &self,
+        files: &[FileEntry],
+        partitions: &HashSet<PartitionKey>,
+    ) -> Result<HashMap<PartitionKey, Vec<(i64, u64)>>> {
+        let mut keys = HashMap::new();
+        for &(tracker, day) in partitions {
+            keys.insert((tracker, day), self.keys(files, tracker, day)?);
+        }
+        Ok(keys)
+    }
 
     /// The storage names of the inner columns (`inputs.fuel`) a tracker has
     /// stored rows with on day `day` (days since the epoch), to hold the
     /// distinct names of a tracker and day to their limit.
-    fn inner_names(&self, tracker: i64, day: i64) -> Result<Vec<String>>;
+    fn inner_names(&self, files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<String>>;
+
+    /// The newest message time stored for each tracker (trackers without
+    /// rows absent), if the sink knows it without reading rows.
+    fn watermarks(&self, _files: &[FileEntry]) -> Option<HashMap<i64, i64>> {
+        None
+    }
 
     /// Deletes rows older than their tracker's cutoff (ms) itself and says
     /// how many; `None` when the sink keeps files, which the engine rewrites.

@@ -223,6 +223,15 @@ impl Wal {
         self.poison_on_err(synced)
     }
 
+    /// [`sync`](Self::sync) without the `fdatasync`: the records are in the
+    /// kernel, so they survive the process being killed, not the machine
+    /// failing (`IngestConfig::wal_fsync` off, for benchmarks).
+    pub(crate) fn write_out(&mut self) -> Result<()> {
+        self.ensure_usable()?;
+        let written = self.current.write_out(false);
+        self.poison_on_err(written)
+    }
+
     /// Syncs and seals the current segment and starts a new one; returns the
     /// sealed segment's sequence number.
     pub(crate) fn rotate(&mut self) -> Result<u64> {

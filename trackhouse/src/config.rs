@@ -98,6 +98,16 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_MAX_INGEST_BYTES", default_value_t = 64 * 1024 * 1024)]
     pub(crate) max_ingest_bytes: usize,
 
+    /// Intake requests read, parsed and stored at once (memory: up to this many bodies of --max-ingest-bytes); more wait for a slot.
+    #[arg(long, env = "TRACKHOUSE_MAX_INTAKE_REQUESTS", default_value_t = 8,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4_096))]
+    pub(crate) max_intake_requests: usize,
+
+    /// How long an intake request waits for a slot (milliseconds) before it is answered HTTP 503, code 8, with Retry-After.
+    #[arg(long, env = "TRACKHOUSE_INTAKE_QUEUE_MS", default_value_t = 2_000,
+          value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub(crate) intake_queue_ms: u64,
+
     /// Longest message-time span of one raw data read, in days; longer reads get code 211.
     #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_SPAN_DAYS", default_value_t = 31)]
     pub(crate) raw_data_max_span_days: u32,
@@ -217,6 +227,10 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
     pub(crate) flush_interval_ms: u64,
 
+    /// UNSAFE, for benchmarks only: acknowledge intake without fdatasync of the write-ahead log, so a power loss or kernel crash loses what the last seconds acknowledged (a killed process loses nothing). Compares with databases that answer before their data is on disk.
+    #[arg(long, env = "TRACKHOUSE_UNSAFE_NO_WAL_FSYNC")]
+    pub(crate) unsafe_no_wal_fsync: bool,
+
     /// ... or as soon as this many rows wait in memory.
     #[arg(long, env = "TRACKHOUSE_FLUSH_ROWS", default_value_t = 1_000_000)]
     pub(crate) flush_rows: usize,
@@ -304,6 +318,7 @@ impl ServerArgs {
             flush_rows: self.flush_rows.max(1),
             max_unflushed_rows: self.max_unflushed_rows.max(1),
             max_inner_names_per_day: self.max_inner_names_per_day,
+            wal_fsync: !self.unsafe_no_wal_fsync,
             live_points_per_tracker: self.live_points_per_tracker,
             clickhouse: (self.storage == Storage::Clickhouse).then(|| ingest::ClickHouseConfig {
                 min_insert_rows: self.clickhouse_min_insert_rows.max(1),
@@ -336,6 +351,8 @@ impl ServerArgs {
             link_rate: self.rate_link_ip,
             map_tiles_url: self.map_tiles_url.clone(),
             max_ingest_bytes: self.max_ingest_bytes,
+            max_intake_requests: self.max_intake_requests,
+            intake_queue_wait: std::time::Duration::from_millis(self.intake_queue_ms),
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,
@@ -360,7 +377,6 @@ impl ServerArgs {
             max_upload_users: self.max_upload_users,
             geocoder_results: self.geocoder_results,
             geo_link_quota: self.geo_link_quota,
-            ..ApiConfig::default()
         }
     }
 }

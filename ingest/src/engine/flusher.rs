@@ -113,7 +113,17 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
             Some(Instant::now())
         };
         drop(state);
+        // The flushed rows' partitions may be evicted from the dedup index
+        // now: the sink holds their keys.
+        let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        for batch in &batches {
+            if let Some(partition) = super::partition_of(batch) {
+                dedup.flushed(partition, batch.num_rows() as u64);
+            }
+        }
+        drop(dedup);
         shared.metrics.flushes.inc();
+        shared.metrics.rows_flushed.inc_by(rows as u64);
         tracing::debug!(
             rows,
             files = written.len(),

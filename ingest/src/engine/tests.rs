@@ -437,3 +437,110 @@ async fn retention_rewrites_only_files_it_drops_rows_from_and_once_a_day() {
 }
 
 mod limits;
+
+/// Random writes (retransmissions, late messages over three days, same-time
+/// messages of other content) through flushes, evictions of a tiny dedup
+/// index, crashes and clean restarts: each write accepts exactly the messages
+/// a model of what was stored says are new, and the store ends with them all.
+#[tokio::test]
+async fn exactly_once_through_flushes_evictions_and_restarts_against_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = IngestConfig {
+        dedup_max_entries: 64,
+        ..config(dir.path())
+    };
+    let mut model: HashSet<(i64, i64, u64)> = HashSet::new();
+    let mut sent: Vec<Message> = Vec::new();
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut newest = NOW_MS;
+    for round in 0..6 {
+        let ingest = Ingest::open(config.clone(), &mut Registry::default()).unwrap();
+        for step in 0..12 {
+            let mut batch = Vec::new();
+            for _ in 0..40 {
+                let message = match next(10) {
+                    0 | 1 if !sent.is_empty() => sent[next(sent.len() as u64) as usize].clone(),
+                    2 => message(
+                        next(6) as i64,
+                        newest - next(3 * DAY_MS as u64) as i64,
+                        next(2) as f64,
+                    ),
+                    _ => {
+                        newest += next(3) as i64 * 1000;
+                        message(next(6) as i64, newest, next(2) as f64)
+                    }
+                };
+                batch.push(message);
+            }
+            let expected = batch
+                .iter()
+                .filter(|m| {
+                    model.insert((m.tracker_id.0, m.message_time_ms, m.inputs[0].1.to_bits()))
+                })
+                .count();
+            sent.extend(batch.iter().cloned());
+            let outcome = ingest.write(batch).await.unwrap();
+            assert_eq!(
+                (outcome.accepted, outcome.duplicates),
+                (expected, 40 - expected),
+                "round {round}, step {step}"
+            );
+            if step % 4 == 3 {
+                ingest.flush().unwrap();
+            }
+        }
+        if round % 2 == 0 {
+            ingest.crash_for_tests();
+        } else {
+            ingest.shutdown().unwrap();
+        }
+    }
+    let ingest = Ingest::open(config, &mut Registry::default()).unwrap();
+    assert_eq!(rows(&ingest.snapshot()), model.len() as u64);
+    ingest.shutdown().unwrap();
+}
+
+/// After a restart, messages newer than everything their tracker has stored
+/// are known new from the catalog alone; a late one reads its day's keys.
+#[tokio::test]
+async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    ingest
+        .write(
+            (0..20)
+                .map(|i| message(i % 4, NOW_MS + i * 1000, 1.0))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    ingest.shutdown().unwrap();
+    drop(ingest);
+
+    let ingest = open(dir.path());
+    let loads = || ingest.shared.metrics.dedup_loads.get();
+    let newer = ingest
+        .write(
+            (0..20)
+                .map(|i| message(i % 4, NOW_MS + 60_000 + i, 1.0))
+                .collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((newer.accepted, loads()), (20, 0));
+    let late = ingest
+        .write(vec![
+            message(1, NOW_MS + 1000, 1.0),
+            message(1, NOW_MS + 500, 1.0),
+        ])
+        .await
+        .unwrap();
+    assert_eq!((late.accepted, late.duplicates, loads()), (1, 1, 1));
+    ingest.shutdown().unwrap();
+}

@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
 use crate::batch::{Entry, to_record_batches};
-use crate::dedup::PartitionKey;
+use crate::dedup::{DedupIndex, Known, PartitionKey};
 use crate::line::Limit;
 use crate::wal::{HEAL_PAUSE, Wal};
 use crate::{Error, Result};
@@ -117,9 +117,10 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<(Vec<Entry>, Reply)>) {
         return;
     }
     let mut recorded: Vec<(PartitionKey, i64, u64)> = Vec::new();
-    match store(shared, wal, &writes, &mut recorded) {
-        Ok((outcomes, _)) => {
-            for ((_, reply), outcome) in writes.into_iter().zip(outcomes) {
+    let (groups, replies): (Vec<Vec<Entry>>, Vec<Reply>) = writes.into_iter().unzip();
+    match store(shared, wal, groups, &mut recorded) {
+        Ok(outcomes) => {
+            for (reply, outcome) in replies.into_iter().zip(outcomes) {
                 let _ = reply.send(Ok(outcome));
             }
         }
@@ -131,10 +132,10 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<(Vec<Entry>, Reply)>) {
             }
             let unavailable = matches!(&e, Error::Wal(wal) if wal.is_storage_failure());
             if !unavailable {
-                tracing::error!(error = %e, writes = writes.len(), "a write group failed");
+                tracing::error!(error = %e, writes = replies.len(), "a write group failed");
             }
             let message = e.to_string();
-            for (_, reply) in writes {
+            for reply in replies {
                 let answer = if unavailable {
                     Error::StorageUnavailable {
                         reason: wal.failure().map_or_else(
@@ -164,31 +165,77 @@ fn too_many_names(total: usize, limit: usize) -> String {
     )
 }
 
+/// Loads, in one go before the group is looked at, the partitions its
+/// messages need: the names of those not in the index, and the keys of
+/// those with messages the index cannot settle (late ones, retransmissions
+/// of flushed ones). Returns the partitions the group touches, and for each
+/// message whether the index knew it new before the group.
+fn load_needed(
+    shared: &Shared,
+    dedup: &mut DedupIndex,
+    writes: &[Vec<Entry>],
+) -> Result<(HashSet<PartitionKey>, Vec<bool>)> {
+    let mut settled = Vec::with_capacity(writes.iter().map(Vec::len).sum());
+    let mut touched: HashSet<PartitionKey> = HashSet::new();
+    let mut absent: HashSet<PartitionKey> = HashSet::new();
+    let mut complete: HashSet<PartitionKey> = HashSet::new();
+    for entry in writes.iter().flatten() {
+        let partition = (entry.message.tracker_id.0, entry.day());
+        if touched.insert(partition) && !dedup.is_loaded(partition) {
+            absent.insert(partition);
+        }
+        let (time, hash) = (entry.message.message_time_ms, entry.content_hash);
+        let known = dedup.known(partition, time, hash);
+        if known == Known::Unknown {
+            complete.insert(partition);
+        }
+        settled.push(known == Known::New);
+    }
+    absent.extend(complete.iter().copied());
+    if !absent.is_empty() {
+        shared.load_partitions(dedup, &absent, &complete)?;
+    }
+    Ok((touched, settled))
+}
+
 /// Deduplicates, appends and syncs the group, adds it to the memtable.
 fn store(
     shared: &Shared,
     wal: &mut Wal,
-    writes: &[(Vec<Entry>, Reply)],
+    writes: Vec<Vec<Entry>>,
     recorded: &mut Vec<(PartitionKey, i64, u64)>,
-) -> Result<(Vec<WriteOutcome>, usize)> {
+) -> Result<Vec<WriteOutcome>> {
+    let group = writes.len();
     let mut outcomes = Vec::with_capacity(writes.len());
     let mut kept: Vec<Entry> = Vec::new();
     {
         let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
-        let mut touched: HashSet<PartitionKey> = HashSet::new();
+        let (touched, settled) = load_needed(shared, &mut dedup, &writes)?;
+        let mut settled = settled.into_iter();
         let limit = shared.config.max_inner_names_per_day;
         let mut names: Vec<u64> = Vec::new();
-        for (entries, _) in writes {
+        for entries in writes {
             let first_kept = kept.len();
             let mut rejected = Vec::new();
-            for (index, entry) in entries.iter().enumerate() {
+            let sent = entries.len();
+            for (index, entry) in entries.into_iter().enumerate() {
                 let partition = (entry.message.tracker_id.0, entry.day());
-                if touched.insert(partition) && !dedup.is_loaded(partition) {
-                    shared.load_partition(&mut dedup, partition)?;
-                }
                 let (time, hash) = (entry.message.message_time_ms, entry.content_hash);
-                if dedup.contains(partition, time, hash) {
-                    continue;
+                let was_new = settled.next() == Some(true);
+                match dedup.known(partition, time, hash) {
+                    Known::Duplicate => continue,
+                    Known::New => {}
+                    // Newer than anything stored when the group began: not
+                    // in the index, so not stored (an earlier, newer message
+                    // of the group moved the watermark past it).
+                    Known::Unknown if was_new => {}
+                    Known::Unknown => {
+                        let one = HashSet::from([partition]);
+                        shared.load_partitions(&mut dedup, &one, &one)?;
+                        if dedup.known(partition, time, hash) == Known::Duplicate {
+                            continue;
+                        }
+                    }
                 }
                 names.clear();
                 names.extend(entry.inner_keys());
@@ -198,7 +245,7 @@ fn store(
                 }
                 dedup.insert(partition, time, hash);
                 recorded.push((partition, time, hash));
-                kept.push(entry.clone());
+                kept.push(entry);
             }
             let accepted = kept.len() - first_kept;
             shared
@@ -206,7 +253,7 @@ fn store(
                 .count_limit(Limit::InnerNamesPerDay, rejected.len());
             outcomes.push(WriteOutcome {
                 accepted,
-                duplicates: entries.len() - accepted - rejected.len(),
+                duplicates: sent - accepted - rejected.len(),
                 rejected,
             });
             if accepted > 0 {
@@ -219,14 +266,18 @@ fn store(
     }
     let duplicates: usize = outcomes.iter().map(|o| o.duplicates).sum();
     if !kept.is_empty() {
-        let started = Instant::now();
-        wal.sync().map_err(Error::Wal)?;
-        shared.metrics.wal_fsyncs.inc();
-        shared
-            .metrics
-            .wal_fsync_seconds
-            .observe(started.elapsed().as_secs_f64());
-        shared.metrics.group_writes.observe(writes.len() as f64);
+        if shared.config.wal_fsync {
+            let started = Instant::now();
+            wal.sync().map_err(Error::Wal)?;
+            shared.metrics.wal_fsyncs.inc();
+            shared
+                .metrics
+                .wal_fsync_seconds
+                .observe(started.elapsed().as_secs_f64());
+        } else {
+            wal.write_out().map_err(Error::Wal)?;
+        }
+        shared.metrics.group_writes.observe(group as f64);
         let batches = to_record_batches(&kept)?;
         let mut state = shared.write();
         state.unflushed.extend(batches);
@@ -235,5 +286,5 @@ fn store(
     }
     shared.metrics.count("accepted", kept.len());
     shared.metrics.count("duplicate", duplicates);
-    Ok((outcomes, kept.len()))
+    Ok(outcomes)
 }

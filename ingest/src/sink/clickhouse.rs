@@ -487,7 +487,7 @@ impl Sink for ClickHouseSink {
     /// After such a failure the next [`KEYS_PAUSE`] (or until a flush
     /// succeeds) asks nothing and answers none at once: an unreachable
     /// server costs the writer thread one timeout, not one per partition.
-    fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
+    fn keys(&self, _files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
         let paused = *self
             .keys_unavailable_until
             .lock()
@@ -533,7 +533,7 @@ impl Sink for ClickHouseSink {
         }
     }
 
-    fn inner_names(&self, tracker: i64, day: i64) -> Result<Vec<String>> {
+    fn inner_names(&self, _files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<String>> {
         let paused = *self
             .keys_unavailable_until
             .lock()

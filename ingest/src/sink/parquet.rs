@@ -5,6 +5,7 @@
 mod catalog;
 mod writer;
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -12,6 +13,8 @@ use arrow::record_batch::RecordBatch;
 use schemas::FileEntry;
 
 use crate::Result;
+use crate::batch::DAY_MS;
+use crate::dedup::PartitionKey;
 use crate::sink::{Rewrite, Sink};
 use catalog::Catalog;
 
@@ -119,11 +122,9 @@ impl Sink for ParquetSink {
         self.catalog().flushed_wal_segment()
     }
 
-    fn inner_names(&self, tracker: i64, day: i64) -> Result<Vec<String>> {
-        let (from, to) = (day * 86_400_000, (day + 1) * 86_400_000);
-        let catalog = self.catalog();
-        let mut names: Vec<String> = catalog
-            .files()
+    fn inner_names(&self, files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<String>> {
+        let (from, to) = (day * DAY_MS, (day + 1) * DAY_MS);
+        let mut names: Vec<String> = files
             .iter()
             .filter_map(|file| {
                 let span = file.span(tracker)?;
@@ -137,25 +138,53 @@ impl Sink for ParquetSink {
         Ok(names)
     }
 
-    fn keys(&self, tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
-        let (from, to) = (day * 86_400_000, (day + 1) * 86_400_000);
-        let files: Vec<FileEntry> = self
-            .catalog()
-            .files()
-            .iter()
-            .filter(|f| f.may_hold(tracker, (from, to), (i64::MIN, i64::MAX)))
-            .cloned()
-            .collect();
-        let mut keys = Vec::new();
+    fn keys(&self, files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
+        let mut keys = self.keys_many(files, &HashSet::from([(tracker, day)]))?;
+        Ok(keys.remove(&(tracker, day)).unwrap_or_default())
+    }
+
+    /// Reads each file once for all the partitions it holds rows of.
+    fn keys_many(
+        &self,
+        files: &[FileEntry],
+        partitions: &HashSet<PartitionKey>,
+    ) -> Result<HashMap<PartitionKey, Vec<(i64, u64)>>> {
+        let mut keys = HashMap::new();
         for file in files {
+            // The file's spans say which of the partitions it holds rows of.
+            let holds = |&(tracker, day): &PartitionKey| {
+                let (from, to) = (day * DAY_MS, (day + 1) * DAY_MS);
+                file.span(tracker).is_some_and(|span| {
+                    span.message_time_min_ms < to && from <= span.message_time_max_ms
+                })
+            };
+            let mut trackers: Vec<i64> = partitions
+                .iter()
+                .filter(|p| holds(p))
+                .map(|p| p.0)
+                .collect();
+            if trackers.is_empty() {
+                continue;
+            }
+            trackers.sort_unstable();
+            trackers.dedup();
             writer::read_keys(
                 &self.config.root.join(&file.path),
-                tracker,
-                (from, to),
+                partitions,
+                &trackers,
                 &mut keys,
             )?;
         }
         Ok(keys)
+    }
+
+    fn watermarks(&self, files: &[FileEntry]) -> Option<HashMap<i64, i64>> {
+        let mut marks: HashMap<i64, i64> = HashMap::new();
+        for span in files.iter().flat_map(|f| &f.trackers) {
+            let mark = marks.entry(span.tracker_id).or_insert(i64::MIN);
+            *mark = (*mark).max(span.message_time_max_ms);
+        }
+        Some(marks)
     }
 }
 

@@ -279,19 +279,26 @@ impl SegmentWriter {
 
     /// Writes the buffer out and `fdatasync`s the file.
     pub(super) fn sync(&mut self) -> Result<()> {
+        self.write_out(true)
+    }
+
+    /// Writes the buffer out to the kernel, and `fdatasync`s the file if `durable`.
+    pub(super) fn write_out(&mut self, durable: bool) -> Result<()> {
         self.file.flush().map_err(|source| WalError::Write {
             path: self.path.clone(),
             segment: self.seq,
             source,
         })?;
-        self.file
-            .get_ref()
-            .sync_data()
-            .map_err(|source| WalError::Sync {
-                path: self.path.clone(),
-                segment: self.seq,
-                source,
-            })?;
+        if durable {
+            self.file
+                .get_ref()
+                .sync_data()
+                .map_err(|source| WalError::Sync {
+                    path: self.path.clone(),
+                    segment: self.seq,
+                    source,
+                })?;
+        }
         self.synced = self.len;
         self.synced_records = self.records;
         Ok(())

@@ -68,11 +68,17 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
     assert_eq!(second.inner_columns, ["inputs.b"]);
     assert_eq!(sink.flushed_wal_segment(), 7);
 
-    let mut keys = sink.keys(1, 0).unwrap();
+    let mut keys = sink.keys(&files, 1, 0).unwrap();
     keys.sort();
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0].0, 20);
-    assert!(sink.keys(3, 0).unwrap().is_empty());
+    assert!(sink.keys(&files, 3, 0).unwrap().is_empty());
+    let marks = sink.watermarks(&files).unwrap();
+    assert_eq!(
+        (marks.get(&1), marks.get(&9)),
+        (Some(&(day + 5)), Some(&30))
+    );
+    assert_eq!(marks.get(&3), None);
 
     // A reopened catalog lists the same files; a stray file is removed.
     let stray = dir
@@ -95,10 +101,11 @@ fn key_reads_skip_row_groups_of_other_trackers() {
     let dir = tempfile::tempdir().unwrap();
     let sink = sink(dir.path());
     let entries: Vec<Entry> = (0..40).map(|i| entry(i / 4, i, None)).collect();
-    sink.persist(&[to_record_batch(&entries).unwrap()], 1)
+    let files = sink
+        .persist(&[to_record_batch(&entries).unwrap()], 1)
         .unwrap();
     for tracker in 0..10 {
-        let keys = sink.keys(tracker, 0).unwrap();
+        let keys = sink.keys(&files, tracker, 0).unwrap();
         assert_eq!(keys.len(), 4, "tracker {tracker}");
         assert!(keys.iter().all(|(t, _)| t / 4 == tracker));
     }
@@ -125,4 +132,40 @@ fn a_failed_flush_leaves_no_file_behind() {
     // Once the way is clear, the flush goes through.
     std::fs::remove_file(dir.path().join("day=1970-01-02")).unwrap();
     assert_eq!(sink.persist(&[batch], 1).unwrap().len(), 2);
+}
+
+#[test]
+fn keys_of_many_partitions_read_together_equal_each_read_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    let day = 86_400_000;
+    let first: Vec<Entry> = (0..40).map(|i| entry(i / 4, i * 1000, None)).collect();
+    let second: Vec<Entry> = (0..40)
+        .map(|i| entry(i % 7, day + i * 1000, None))
+        .collect();
+    let mut files = sink
+        .persist(&[to_record_batch(&first).unwrap()], 1)
+        .unwrap();
+    files.extend(
+        sink.persist(&[to_record_batch(&second).unwrap()], 2)
+            .unwrap(),
+    );
+    let wanted: HashSet<(i64, i64)> = [(0, 0), (3, 0), (3, 1), (6, 1), (8, 1), (20, 0)].into();
+    let mut together = sink.keys_many(&files, &wanted).unwrap();
+    for &(tracker, d) in &wanted {
+        let mut alone = sink.keys(&files, tracker, d).unwrap();
+        let mut read = together.remove(&(tracker, d)).unwrap_or_default();
+        alone.sort_unstable();
+        read.sort_unstable();
+        assert_eq!(read, alone, "tracker {tracker}, day {d}");
+        let expected = match (tracker, d) {
+            (0 | 3, 0) => 4,
+            (3, 1) => 6,
+            (6, 1) => 5,
+            (8, 1) | (20, 0) => 0,
+            _ => unreachable!(),
+        };
+        assert_eq!(read.len(), expected, "tracker {tracker}, day {d}");
+    }
+    assert!(together.is_empty(), "only the partitions asked for");
 }

@@ -1,6 +1,6 @@
 //! Sorting batches into day files, and reading keys back.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use schemas::{FileEntry, TrackerSpan};
 use super::ParquetConfig;
 use super::catalog::sync_dir;
 use crate::batch::day_of;
+use crate::dedup::PartitionKey;
 use crate::{Error, Result};
 
 /// Most inner columns one file holds: a day whose trackers have more between
@@ -499,14 +500,15 @@ fn write_file(
     })
 }
 
-/// Appends the (message time, content hash) of `tracker`'s rows with message
-/// time in `[from, to)`, reading only the three key columns of the row groups
-/// whose tracker statistics overlap.
+/// Appends the (message time, content hash) of the rows of each partition
+/// (tracker, day) of `wanted` to its list in `out`, reading only the three
+/// key columns of the row groups whose tracker statistics overlap one of
+/// `wanted`'s trackers (sorted, distinct).
 pub(crate) fn read_keys(
     path: &Path,
-    tracker: i64,
-    (from, to): (i64, i64),
-    out: &mut Vec<(i64, u64)>,
+    wanted: &HashSet<PartitionKey>,
+    trackers: &[i64],
+    out: &mut HashMap<PartitionKey, Vec<(i64, u64)>>,
 ) -> Result<()> {
     let parquet_error = |source| Error::Parquet {
         path: path.to_owned(),
@@ -523,16 +525,20 @@ pub(crate) fn read_keys(
     ) else {
         return Err(missing(columns::CONTENT_HASH));
     };
+    let overlaps = |min: i64, max: i64| {
+        let first = trackers.partition_point(|&x| x < min);
+        trackers.get(first).is_some_and(|&x| x <= max)
+    };
     let groups: Vec<usize> = builder
         .metadata()
         .row_groups()
         .iter()
         .enumerate()
         .filter(|(_, group)| match group.column(t).statistics() {
-            Some(Statistics::Int64(s)) => {
-                s.min_opt().is_none_or(|min| *min <= tracker)
-                    && s.max_opt().is_none_or(|max| *max >= tracker)
-            }
+            Some(Statistics::Int64(s)) => overlaps(
+                s.min_opt().copied().unwrap_or(i64::MIN),
+                s.max_opt().copied().unwrap_or(i64::MAX),
+            ),
             _ => true,
         })
         .map(|(i, _)| i)
@@ -545,7 +551,7 @@ pub(crate) fn read_keys(
         .map_err(parquet_error)?;
     for batch in reader {
         let batch = batch.map_err(Error::Arrow)?;
-        let trackers = batch
+        let ids = batch
             .column_by_name(columns::TRACKER_ID)
             .and_then(|c| c.as_primitive_opt::<Int64Type>())
             .ok_or(missing(columns::TRACKER_ID))?;
@@ -555,9 +561,12 @@ pub(crate) fn read_keys(
             .and_then(|c| c.as_primitive_opt::<UInt64Type>())
             .ok_or(missing(columns::CONTENT_HASH))?;
         for i in 0..batch.num_rows() {
-            let time = times.value(i);
-            if trackers.value(i) == tracker && time >= from && time < to {
-                out.push((time, hashes.value(i)));
+            let (tracker, time) = (ids.value(i), times.value(i));
+            let partition = (tracker, day_of(time));
+            if wanted.contains(&partition) {
+                out.entry(partition)
+                    .or_default()
+                    .push((time, hashes.value(i)));
             }
         }
     }
