@@ -99,13 +99,15 @@ const NULL_SLACK: usize = 64 * 1024;
 /// Most rows of one batch.
 const MAX_BATCH_ROWS: usize = 64 * 1024;
 
-/// Builds the memtable batches of `entries`: one tracker and UTC day each,
-/// rows sorted by message time (arrival order among equal times), so that a
-/// batch's inner columns are its tracker's on that day, and cut so that the
-/// null cells of its inner columns stay within a few times the values it
-/// holds. Memory is then bounded by the values sent, whatever mix of names
-/// the messages carry: a message with many names of its own gets a batch of
-/// its own instead of a column per name across thousands of rows.
+/// Builds the memtable batches of `entries`: rows sorted by (tracker, UTC
+/// day, message time) (arrival order among equal times), cut so that the
+/// null cells of a batch's inner columns stay within a few times the values
+/// it holds. Memory is then bounded by the values sent, whatever mix of
+/// names the messages carry: a message with many names of its own gets a
+/// batch of its own instead of a column per name across thousands of rows,
+/// while the many trackers of a write with the same names share one batch
+/// (a batch per tracker would cost a schema and a dozen arrays per row when
+/// a gateway interleaves thousands of trackers).
 pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| {
@@ -117,25 +119,21 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
     let mut names: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut own: Vec<u64> = Vec::new();
     let mut values = 0usize;
-    let mut partition = None;
     for entry in order.iter().map(|&i| &entries[i]) {
-        let key = (entry.message.tracker_id.0, entry.day());
         own.clear();
         own.extend(entry.inner_keys());
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
         let rows = chunk.len() + 1;
         let cells = rows * (names.len() + new_names);
         let filled = values + own.len();
-        let fits = partition == Some(key)
-            && rows <= MAX_BATCH_ROWS
-            && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
+        let fits =
+            rows <= MAX_BATCH_ROWS && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
         if !fits && !chunk.is_empty() {
             batches.push(record_batch(&chunk)?);
             chunk.clear();
             names.clear();
             values = 0;
         }
-        partition = Some(key);
         values += own.len();
         names.extend(&own);
         chunk.push(entry);

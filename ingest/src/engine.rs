@@ -209,11 +209,19 @@ fn canonical_dir(dir: &std::path::Path) -> Result<PathBuf> {
     std::fs::canonicalize(dir).map_err(Error::io("resolving", dir))
 }
 
-/// The (tracker, day) of a memtable batch, which holds one tracker's rows
-/// of one UTC day (`batch::to_record_batches`).
-pub(crate) fn partition_of(batch: &RecordBatch) -> Option<PartitionKey> {
-    let keys = columns::key_columns(batch)?;
-    (batch.num_rows() > 0).then(|| (keys.tracker.value(0), day_of(keys.message_time.value(0))))
+/// The rows of each (tracker, day) in a memtable batch, whose rows come in
+/// runs of one tracker and day (`batch::to_record_batches` sorts them so).
+pub(crate) fn partition_rows(batch: &RecordBatch, out: &mut Vec<(PartitionKey, u64)>) {
+    let Some(keys) = columns::key_columns(batch) else {
+        return;
+    };
+    for i in 0..batch.num_rows() {
+        let partition = (keys.tracker.value(i), day_of(keys.message_time.value(i)));
+        match out.last_mut() {
+            Some((last, rows)) if *last == partition => *rows += 1,
+            _ => out.push((partition, 1)),
+        }
+    }
 }
 
 /// Commands of the writer thread, handled in order.

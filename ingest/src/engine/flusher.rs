@@ -115,11 +115,13 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
         drop(state);
         // The flushed rows' partitions may be evicted from the dedup index
         // now: the sink holds their keys.
-        let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut flushed = Vec::new();
         for batch in &batches {
-            if let Some(partition) = super::partition_of(batch) {
-                dedup.flushed(partition, batch.num_rows() as u64);
-            }
+            super::partition_rows(batch, &mut flushed);
+        }
+        let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        for (partition, rows) in flushed {
+            dedup.flushed(partition, rows);
         }
         drop(dedup);
         shared.metrics.flushes.inc();

@@ -39,35 +39,26 @@ const FILE_NULL_SLACK: usize = 4 * 1024 * 1024;
 /// Most cells (rows × columns) of one batch handed to the Parquet writer.
 const MAX_CHUNK_CELLS: usize = 4 * 1024 * 1024;
 
-/// The rows of one tracker on one UTC day, sorted by message time: a slice of
-/// an input batch with only the inner columns it has values in.
+/// The rows of one tracker on one UTC day, sorted by message time: a run of
+/// rows of one of the sorted input batches (its `source`), and the inner
+/// columns of that batch it has values in.
 #[derive(Debug)]
 struct Piece {
     day: i64,
     tracker: i64,
-    batch: RecordBatch,
+    source: usize,
+    start: usize,
+    len: usize,
+    /// Indices into the source's fields of the inner columns with a value here.
+    inner: Vec<usize>,
+    /// Inner cells with a value.
+    values: usize,
 }
 
 impl Piece {
-    /// Inner cells with a value.
-    fn values(&self) -> usize {
-        self.batch
-            .schema_ref()
-            .fields()
-            .iter()
-            .zip(self.batch.columns())
-            .filter(|(f, _)| InnerKind::split(f.name()).is_some())
-            .map(|(_, c)| c.len() - c.null_count())
-            .sum()
-    }
-
-    fn inner_names(&self) -> impl Iterator<Item = &String> {
-        self.batch
-            .schema_ref()
-            .fields()
-            .iter()
-            .map(|f| f.name())
-            .filter(|name| InnerKind::split(name).is_some())
+    fn inner_names<'s>(&'s self, sources: &'s [RecordBatch]) -> impl Iterator<Item = &'s String> {
+        let fields = sources[self.source].schema_ref().fields();
+        self.inner.iter().map(move |&i| fields[i].name())
     }
 }
 
@@ -87,14 +78,15 @@ pub(crate) fn write_day_files(
     mut next_id: impl FnMut() -> u64,
     written: &mut Vec<FileEntry>,
 ) -> Result<()> {
-    let pieces = pieces(batches)?;
+    let (sources, pieces) = pieces(batches)?;
     let mut start = 0;
     while start < pieces.len() {
         let day = pieces[start].day;
         let end = start + pieces[start..].iter().take_while(|p| p.day == day).count();
-        for file in file_groups(&pieces[start..end]) {
+        for file in file_groups(&sources, &pieces[start..end]) {
             written.push(write_file(
                 config,
+                &sources,
                 &file.pieces,
                 file.names,
                 day,
@@ -106,13 +98,27 @@ pub(crate) fn write_day_files(
     Ok(())
 }
 
-/// The pieces of every batch, ordered by (day, tracker), input order kept among equals.
-fn pieces(batches: &[RecordBatch]) -> Result<Vec<Piece>> {
+/// The batches sorted by (day, tracker, message time), and their pieces
+/// ordered by (day, tracker), input order kept among equals.
+fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Vec<Piece>)> {
+    let mut sources = Vec::new();
     let mut pieces = Vec::new();
     for batch in batches.iter().filter(|b| b.num_rows() > 0) {
         let sorted = sorted_by_day_tracker_time(batch)?;
         let keys = columns::key_columns(&sorted).ok_or(missing(columns::TRACKER_ID))?;
         let key = |i: usize| (day_of(keys.message_time.value(i)), keys.tracker.value(i));
+        let inner: Vec<(usize, &ArrayRef)> = sorted
+            .schema_ref()
+            .fields()
+            .iter()
+            .zip(sorted.columns())
+            .enumerate()
+            .filter(|(_, (field, array))| {
+                InnerKind::split(field.name()).is_some() && array.null_count() < array.len()
+            })
+            .map(|(i, (_, array))| (i, array))
+            .collect();
+        let source = sources.len();
         let mut start = 0;
         while start < sorted.num_rows() {
             let (day, tracker) = key(start);
@@ -120,16 +126,60 @@ fn pieces(batches: &[RecordBatch]) -> Result<Vec<Piece>> {
             while end < sorted.num_rows() && key(end) == (day, tracker) {
                 end += 1;
             }
-            pieces.push(Piece {
+            let len = end - start;
+            let mut piece = Piece {
                 day,
                 tracker,
-                batch: drop_empty_inner_columns(&sorted.slice(start, end - start))?,
-            });
+                source,
+                start,
+                len,
+                inner: Vec::new(),
+                values: 0,
+            };
+            for &(index, array) in &inner {
+                let present = match array.logical_nulls() {
+                    None => len,
+                    Some(nulls) => len - nulls.slice(start, len).null_count(),
+                };
+                if present > 0 {
+                    piece.inner.push(index);
+                    piece.values += present;
+                }
+            }
+            pieces.push(piece);
             start = end;
         }
+        sources.push(sorted);
     }
     pieces.sort_by_key(|p| (p.day, p.tracker));
-    Ok(pieces)
+    Ok((sources, pieces))
+}
+
+/// A batch cut into one batch per (day, tracker), each with only the inner
+/// columns it has values in (a rewrite reading a wide file keeps each
+/// tracker's own columns, not every column of the file for every row).
+fn tracker_slices(batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
+    let (sources, pieces) = pieces(std::slice::from_ref(batch))?;
+    pieces
+        .iter()
+        .map(|piece| {
+            let source = &sources[piece.source];
+            let own: HashSet<usize> = piece.inner.iter().copied().collect();
+            let (fields, arrays): (Vec<_>, Vec<_>) = source
+                .schema_ref()
+                .fields()
+                .iter()
+                .zip(source.columns())
+                .enumerate()
+                .filter(|(i, (field, _))| {
+                    InnerKind::split(field.name()).is_none() || own.contains(i)
+                })
+                .map(|(_, (field, array))| (field.clone(), array.slice(piece.start, piece.len)))
+                .unzip();
+            let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+            RecordBatch::try_new(schema, arrays).map_err(Error::Arrow)
+        })
+        .collect()
 }
 
 /// `batch` sorted by (day, tracker, message time): itself when it already is
@@ -175,7 +225,7 @@ struct FileGroup<'p> {
 /// with the same columns share a file; a tracker's rows span files only when
 /// their columns differ that much (a day that predates the limit on its
 /// columns, or a fleet of very different devices).
-fn file_groups(day: &[Piece]) -> Vec<FileGroup<'_>> {
+fn file_groups<'p>(sources: &'p [RecordBatch], day: &'p [Piece]) -> Vec<FileGroup<'p>> {
     struct Open<'p> {
         pieces: Vec<&'p Piece>,
         names: BTreeSet<String>,
@@ -184,8 +234,8 @@ fn file_groups(day: &[Piece]) -> Vec<FileGroup<'_>> {
     }
     let mut open: Vec<Open<'_>> = Vec::new();
     for piece in day {
-        let own: Vec<&String> = piece.inner_names().collect();
-        let (rows, values) = (piece.batch.num_rows(), piece.values());
+        let own: Vec<&String> = piece.inner_names(sources).collect();
+        let (rows, values) = (piece.len, piece.values);
         let fits = |group: &Open<'_>| {
             let width =
                 group.names.len() + own.iter().filter(|n| !group.names.contains(**n)).count();
@@ -235,61 +285,40 @@ fn column_i64<'a>(
         .ok_or(missing(name))
 }
 
-/// A piece lists only the inner columns it has values for, so the catalog's
-/// names are exact and `.*` expansion needs no scan.
-fn drop_empty_inner_columns(batch: &RecordBatch) -> Result<RecordBatch> {
-    let (fields, arrays): (Vec<_>, Vec<_>) = batch
-        .schema_ref()
-        .fields()
-        .iter()
-        .zip(batch.columns())
-        .filter(|(field, array)| {
-            InnerKind::split(field.name()).is_none() || array.null_count() < array.len()
-        })
-        .map(|(field, array)| (field.clone(), array.clone()))
-        .unzip();
-    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
-    RecordBatch::try_new(schema, arrays).map_err(Error::Arrow)
-}
-
-/// The order of one tracker's rows across its pieces: by message time, the
-/// pieces' own order among equal times.
-fn merged_order(pieces: &[&Piece]) -> Result<Vec<(usize, usize)>> {
-    if let [only] = pieces {
-        return Ok((0..only.batch.num_rows()).map(|row| (0, row)).collect());
-    }
-    let mut rows = Vec::with_capacity(pieces.iter().map(|p| p.batch.num_rows()).sum());
-    for (index, piece) in pieces.iter().enumerate() {
-        let times = column_i64(&piece.batch, columns::MESSAGE_TIME)?;
-        rows.extend((0..piece.batch.num_rows()).map(|row| (times.value(row), index, row)));
-    }
-    rows.sort_unstable();
-    Ok(rows
-        .into_iter()
-        .map(|(_, piece, row)| (piece, row))
-        .collect())
-}
-
-/// Each piece's columns by name, looked up once per file (a wide file has
-/// tens of thousands of columns; a schema lookup by name is a linear scan).
-fn column_maps<'p>(pieces: &[&'p Piece]) -> Vec<HashMap<&'p str, &'p ArrayRef>> {
-    pieces
-        .iter()
-        .map(|piece| {
-            piece
-                .batch
-                .schema_ref()
-                .fields()
+/// The rows of a file in order, as (source, row): tracker by tracker, each
+/// one's pieces merged by message time (the pieces' own order among equal
+/// times).
+fn file_order(sources: &[RecordBatch], pieces: &[&Piece]) -> Result<Vec<(usize, usize)>> {
+    let mut order = Vec::with_capacity(pieces.iter().map(|p| p.len).sum());
+    let mut start = 0;
+    while start < pieces.len() {
+        let tracker = pieces[start].tracker;
+        let end = start
+            + pieces[start..]
                 .iter()
-                .map(|f| f.name().as_str())
-                .zip(piece.batch.columns())
-                .collect()
-        })
-        .collect()
+                .take_while(|p| p.tracker == tracker)
+                .count();
+        if let [only] = &pieces[start..end] {
+            order.extend((only.start..only.start + only.len).map(|row| (only.source, row)));
+        } else {
+            let mut rows = Vec::new();
+            for (index, piece) in pieces[start..end].iter().enumerate() {
+                let times = column_i64(&sources[piece.source], columns::MESSAGE_TIME)?;
+                rows.extend(
+                    (piece.start..piece.start + piece.len)
+                        .map(|row| (times.value(row), index, piece.source, row)),
+                );
+            }
+            rows.sort_unstable();
+            order.extend(rows.into_iter().map(|(_, _, source, row)| (source, row)));
+        }
+        start = end;
+    }
+    Ok(order)
 }
 
-/// The column `field` of the rows `order` (piece, row) picks from the pieces
-/// whose columns `maps` holds.
+/// The column `field` of the rows `order` (source, row) picks, from the
+/// sources whose columns `maps` holds (a source without it gives nulls).
 fn gather(
     field: &arrow::datatypes::Field,
     maps: &[HashMap<&str, &ArrayRef>],
@@ -299,13 +328,13 @@ fn gather(
         .iter()
         .map(|m| m.get(field.name().as_str()).copied())
         .collect();
-    if order.iter().all(|&(piece, _)| present[piece].is_none()) {
+    if order.iter().all(|&(source, _)| present[source].is_none()) {
         return Ok(arrow::array::new_null_array(field.data_type(), order.len()));
     }
     let nulls = arrow::array::new_null_array(field.data_type(), 1);
-    let mut sources: Vec<ArrayRef> = Vec::with_capacity(maps.len());
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(maps.len());
     for column in &present {
-        sources.push(match column {
+        arrays.push(match column {
             Some(column) if column.data_type() == field.data_type() => (*column).clone(),
             Some(column) => {
                 arrow::compute::cast(column, field.data_type()).map_err(Error::Arrow)?
@@ -315,9 +344,9 @@ fn gather(
     }
     let indices: Vec<(usize, usize)> = order
         .iter()
-        .map(|&(piece, row)| (piece, if present[piece].is_some() { row } else { 0 }))
+        .map(|&(source, row)| (source, if present[source].is_some() { row } else { 0 }))
         .collect();
-    let arrays: Vec<&dyn Array> = sources.iter().map(|a| a.as_ref()).collect();
+    let arrays: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
     arrow::compute::interleave(&arrays, &indices).map_err(Error::Arrow)
 }
 
@@ -385,6 +414,7 @@ fn properties(config: &ParquetConfig, inner_columns: usize) -> Result<WriterProp
 /// by time, in chunks of at most [`MAX_CHUNK_CELLS`] cells.
 fn write_file(
     config: &ParquetConfig,
+    sources: &[RecordBatch],
     pieces: &[&Piece],
     names: Vec<String>,
     day: i64,
@@ -418,55 +448,66 @@ fn write_file(
         .map(|(i, name)| (name.as_str(), i as u32))
         .collect();
 
-    let mut spans = Vec::new();
-    let mut server = (i64::MAX, i64::MIN);
-    let mut rows = 0u64;
-    let mut start = 0;
-    while start < pieces.len() {
-        let tracker = pieces[start].tracker;
-        let end = start
-            + pieces[start..]
-                .iter()
-                .take_while(|p| p.tracker == tracker)
-                .count();
-        let own = &pieces[start..end];
-        let order = merged_order(own)?;
-        let maps = column_maps(own);
-        let mut message = (i64::MAX, i64::MIN);
-        for piece in own {
-            let keys = columns::key_columns(&piece.batch).ok_or(missing(columns::TRACKER_ID))?;
-            for i in 0..piece.batch.num_rows() {
-                let (m, s) = (keys.message_time.value(i), keys.server_time.value(i));
-                message = (message.0.min(m), message.1.max(m));
-                server = (server.0.min(s), server.1.max(s));
-            }
-        }
-        for chunk in order.chunks(chunk_rows) {
-            let arrays = schema
+    // Each source's columns by name, looked up once per file (a wide file
+    // has thousands of columns; a schema lookup by name is a linear scan).
+    let maps: Vec<HashMap<&str, &ArrayRef>> = sources
+        .iter()
+        .map(|source| {
+            source
+                .schema_ref()
                 .fields()
                 .iter()
-                .map(|field| gather(field, &maps, chunk))
-                .collect::<Result<Vec<_>>>()?;
-            let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
-            writer.write(&batch).map_err(parquet_error)?;
-        }
-        let mut inner: Vec<u32> = own
+                .map(|f| f.name().as_str())
+                .zip(source.columns())
+                .collect()
+        })
+        .collect();
+    let order = file_order(sources, pieces)?;
+    for chunk in order.chunks(chunk_rows) {
+        let arrays = schema
+            .fields()
             .iter()
-            .flat_map(|p| p.inner_names())
-            .filter_map(|name| index.get(name.as_str()).copied())
-            .collect();
-        inner.sort_unstable();
-        inner.dedup();
-        spans.push(TrackerSpan {
-            tracker_id: tracker,
-            message_time_min_ms: message.0,
-            message_time_max_ms: message.1,
-            rows: order.len() as u64,
-            inner,
-        });
-        rows += order.len() as u64;
-        start = end;
+            .map(|field| gather(field, &maps, chunk))
+            .collect::<Result<Vec<_>>>()?;
+        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
+        writer.write(&batch).map_err(parquet_error)?;
     }
+
+    let mut spans: Vec<TrackerSpan> = Vec::new();
+    let mut server = (i64::MAX, i64::MIN);
+    for piece in pieces {
+        let source = &sources[piece.source];
+        let keys = columns::key_columns(source).ok_or(missing(columns::TRACKER_ID))?;
+        let mut message = (i64::MAX, i64::MIN);
+        for i in piece.start..piece.start + piece.len {
+            let (m, s) = (keys.message_time.value(i), keys.server_time.value(i));
+            message = (message.0.min(m), message.1.max(m));
+            server = (server.0.min(s), server.1.max(s));
+        }
+        let inner = piece
+            .inner_names(sources)
+            .filter_map(|name| index.get(name.as_str()).copied());
+        match spans.last_mut() {
+            Some(span) if span.tracker_id == piece.tracker => {
+                span.message_time_min_ms = span.message_time_min_ms.min(message.0);
+                span.message_time_max_ms = span.message_time_max_ms.max(message.1);
+                span.rows += piece.len as u64;
+                span.inner.extend(inner);
+            }
+            _ => spans.push(TrackerSpan {
+                tracker_id: piece.tracker,
+                message_time_min_ms: message.0,
+                message_time_max_ms: message.1,
+                rows: piece.len as u64,
+                inner: inner.collect(),
+            }),
+        }
+    }
+    for span in &mut spans {
+        span.inner.sort_unstable();
+        span.inner.dedup();
+    }
+    let rows = order.len() as u64;
     let file = writer.into_inner().map_err(parquet_error)?;
     file.sync_all().map_err(Error::io("syncing", &tmp))?;
     let bytes = file
@@ -606,7 +647,7 @@ pub(crate) fn read_filtered(
             .map(|i| Some(keep(trackers.value(i), times.value(i))))
             .collect();
         let filtered = arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
-        kept.extend(pieces(&[filtered])?.into_iter().map(|piece| piece.batch));
+        kept.extend(tracker_slices(&filtered)?);
     }
     Ok((kept, read))
 }
