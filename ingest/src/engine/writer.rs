@@ -238,7 +238,10 @@ fn store(
                     }
                 }
                 names.clear();
-                names.extend(entry.inner_keys());
+                match entry.name_keys.is_empty() {
+                    true => names.extend(entry.inner_keys()),
+                    false => names.extend_from_slice(&entry.name_keys),
+                }
                 if let Err(total) = dedup.admit_names(partition, &names, limit) {
                     rejected.push((index, too_many_names(total, limit)));
                     continue;
