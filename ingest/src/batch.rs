@@ -42,6 +42,15 @@ impl Entry {
         Ok(entry)
     }
 
+    /// Appends its [`inner_keys`](Self::inner_keys) to `out`, from those
+    /// computed at [`Entry::new`] when it has them.
+    pub(crate) fn name_keys_into(&self, out: &mut Vec<u64>) {
+        match self.name_keys.is_empty() {
+            true => out.extend(self.inner_keys()),
+            false => out.extend_from_slice(&self.name_keys),
+        }
+    }
+
     /// The day partition (days since the epoch, UTC) of the message time.
     pub(crate) fn day(&self) -> i64 {
         day_of(self.message.message_time_ms)
@@ -128,7 +137,7 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
     let mut values = 0usize;
     for entry in order.iter().map(|&i| &entries[i]) {
         own.clear();
-        own.extend(entry.inner_keys());
+        entry.name_keys_into(&mut own);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
         let rows = chunk.len() + 1;
         let cells = rows * (names.len() + new_names);

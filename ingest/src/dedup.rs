@@ -23,14 +23,19 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// Sets and maps of the index: keyed by content hashes and times, hashed
+/// with a seeded fast hasher (SipHash was a tenth of the writer thread).
+type Set<T> = HashSet<T, foldhash::quality::RandomState>;
+type Map<K, V> = HashMap<K, V, foldhash::quality::RandomState>;
+
 /// A partition key: tracker id and day (days since the epoch, UTC).
 pub(crate) type PartitionKey = (i64, i64);
 
 #[derive(Debug, Default)]
 struct Partition {
-    keys: HashSet<(i64, u64)>,
+    keys: Set<(i64, u64)>,
     /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
-    names: HashSet<u64>,
+    names: Set<u64>,
     last_used: u64,
     /// Rows of the partition in the memtable: while any, it stays loaded.
     unflushed: u64,
@@ -52,10 +57,10 @@ pub(crate) enum Known {
 /// The deduplication index.
 #[derive(Debug)]
 pub(crate) struct DedupIndex {
-    partitions: HashMap<PartitionKey, Partition>,
+    partitions: Map<PartitionKey, Partition>,
     /// Newest stored message time by tracker (`i64::MIN` when absent),
     /// when the sink can say; `None` when it cannot.
-    watermarks: Option<HashMap<i64, i64>>,
+    watermarks: Option<Map<i64, i64>>,
     tick: u64,
     entries: usize,
     /// Keys of memtable rows, among `entries` (they cannot be evicted).
@@ -68,8 +73,8 @@ impl DedupIndex {
     /// with the sink's watermarks if it knows them.
     pub(crate) fn new(max_entries: usize, watermarks: Option<HashMap<i64, i64>>) -> Self {
         Self {
-            partitions: HashMap::new(),
-            watermarks,
+            partitions: Map::default(),
+            watermarks: watermarks.map(|w| w.into_iter().collect()),
             tick: 0,
             entries: 0,
             unflushed: 0,

@@ -238,10 +238,7 @@ fn store(
                     }
                 }
                 names.clear();
-                match entry.name_keys.is_empty() {
-                    true => names.extend(entry.inner_keys()),
-                    false => names.extend_from_slice(&entry.name_keys),
-                }
+                entry.name_keys_into(&mut names);
                 if let Err(total) = dedup.admit_names(partition, &names, limit) {
                     rejected.push((index, too_many_names(total, limit)));
                     continue;
