@@ -136,3 +136,65 @@ async fn metrics_may_need_a_token() {
             .contains("trackhouse_http_requests_total")
     );
 }
+
+/// An intake request beyond `max_intake_requests` waits for a slot before
+/// its body is read: it is stored once a slot frees within
+/// `intake_queue_wait`, and answered 503 code 8 with Retry-After if none
+/// does. Both are counted on `/metrics` meanwhile.
+#[tokio::test]
+async fn intake_requests_beyond_the_slots_wait_for_one_then_get_503() {
+    let srv = TestServer::start_with(ApiConfig {
+        rate_limits: generous_limits(),
+        max_intake_requests: 1,
+        intake_queue_wait: Duration::from_millis(1_500),
+        request_body_timeout: Duration::from_secs(30),
+        ..ApiConfig::default()
+    })
+    .await;
+    let token = srv.ingest_token(false).await;
+    let account = srv.account("queued@example.com").await;
+    let line = serde_json::json!({
+        "tracker_id": account.trackers[0].0, "msg_time": "2024-06-01T07:00:00Z", "lat": 43.2, "lng": 76.9
+    });
+    // A request whose body stalls holds the only slot.
+    let stall = || async {
+        let mut stream = TcpStream::connect(address(&srv)).await.unwrap();
+        let head = format!(
+            "POST /ingest/v1/messages HTTP/1.1\r\nHost: trackhouse\r\nAuthorization: Bearer {token}\r\n\
+             Content-Length: 1000\r\n\r\n{{\"tracker_id\":"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream
+    };
+    let held = stall().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let waiting = srv.intake(&token, std::slice::from_ref(&line));
+    let metrics = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let text = srv.metrics_text().await;
+        drop(held);
+        text
+    };
+    let (answer, text) = tokio::join!(waiting, metrics);
+    assert_eq!(answer.ok()["accepted"], 1, "stored once the slot freed");
+    assert!(
+        text.contains("trackhouse_intake_requests_in_flight 1")
+            && text.contains("trackhouse_intake_requests_waiting 1"),
+        "{text}"
+    );
+
+    let _held = stall().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let answer = srv.intake(&token, std::slice::from_ref(&line)).await;
+    assert!(
+        answer.error(8, 503).contains("too many intake requests"),
+        "{answer:?}"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(1_400));
+    assert!(
+        srv.metrics_text()
+            .await
+            .contains("trackhouse_intake_requests_waiting 0")
+    );
+}
