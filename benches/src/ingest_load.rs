@@ -5,15 +5,23 @@
 //! and a UTC midnight; and ClickHouse inserting the same rows as
 //! `JSONEachRow` from the same generator, over the same connections.
 //!
-//! - [`workload`]: the line stream, rendered before timing, in the intake's
-//!   format or ClickHouse's, and cut into bodies.
+//! - [`workload`]: the line stream, in the intake's format or ClickHouse's:
+//!   a pool rendered once before timing and repeated without end in epochs
+//!   shifted in time (message times written over in place), so a point of
+//!   any length sends unique keys.
+//! - [`driver`]: the connections, closed or open loop, and the answers; its
+//!   `Feeder` makes the bodies ahead of them on threads of their own (later
+//!   epochs' times, zstd).
 //! - [`server`]: the account (through `Store`) and the server process.
 //! - [`clickhouse`]: the peer's server, databases and counts.
-//! - [`driver`]: the connections, closed or open loop, and the answers.
 //! - [`procfs`], [`metrics`]: the server's CPU per thread, peak memory and
 //!   disk writes from `/proc`, its WAL figures from `/metrics`.
 //! - [`verify`]: whether exactly the acknowledged messages were stored.
 //! - [`point`]: one point of the run; [`report`]: the tables.
+//!
+//! `ingest_crash` (its own binary) uses the same parts to kill the server
+//! under load round after round and check that every acknowledged message
+//! is stored exactly once.
 //!
 //! Not here: building anything (the binary takes `--trackhouse-bin`), or
 //! changing the server's configuration beyond the flags it is given.

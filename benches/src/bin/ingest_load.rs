@@ -1,8 +1,10 @@
 //! The HTTP ingest load generator of issue 17 (see `benches::ingest_load`):
 //! the real `trackhouse serve` binary, started afresh for every point on a
 //! copy of a prepared data directory (10,000 trackers, an ingest token),
-//! loaded with pre-rendered NDJSON bodies over N connections; then the same
-//! rows inserted into ClickHouse as `JSONEachRow` from the same generator.
+//! loaded with NDJSON bodies over N connections (a pool rendered once,
+//! repeated in epochs shifted in time; bodies made and compressed ahead on
+//! generator threads); then the same rows inserted into ClickHouse as
+//! `JSONEachRow` from the same generator.
 //! Per point: lines/s acknowledged, acknowledgement latency, 503s, the
 //! server's CPU per thread, its peak RSS, WAL bytes and fsyncs per second,
 //! and checks that exactly the acknowledged messages were stored.
@@ -22,20 +24,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail, ensure};
 use benches::ingest_load::clickhouse::ClickHouseSide;
-use benches::ingest_load::driver::Plan;
+use benches::ingest_load::driver::{FeedSpec, Plan};
 use benches::ingest_load::point::{self, Load, PointResult, PointSpec};
 use benches::ingest_load::report::{self, group};
 use benches::ingest_load::server::{self, ServerOptions, Template};
-use benches::ingest_load::workload::{Body, Format, Pool, StreamConfig};
+use benches::ingest_load::workload::{Compression, Format, Pool, StreamConfig};
 use benches::ingest_load::{Encoding, System, procfs};
 use clap::Parser;
 
-/// Lines rendered per second of a closed-loop point unless `--pool-lines`
-/// says otherwise: about what this 2-core VM's server acknowledged for one
-/// tracker (96-115k lines/s, BENCHMARKS.md "Storage backends"), far above
-/// what it does for 10,000; a point that uses them all stops early and
-/// says so ("pool ran out").
-const DEFAULT_POOL_LINES_PER_S: u64 = 100_000;
+/// Lines a second a closed-loop point is expected to send, for where the
+/// midnight falls (`--midnight-at` of the expected stream): about what
+/// this 2-core VM's server acknowledged for one tracker (96-115k lines/s,
+/// BENCHMARKS.md "Storage backends"). Not a limit: the stream is endless.
+const EXPECTED_LINES_PER_S: u64 = 100_000;
 
 #[derive(Debug, Parser)]
 #[command(about = "issue 17's HTTP ingest load: trackhouse serve against ClickHouse's JSONEachRow")]
@@ -72,11 +73,22 @@ struct Args {
     /// Fresh lines followed by a late line of the same tracker, in percent.
     #[arg(long, default_value_t = 0.5)]
     late_percent: f64,
-    /// Lines rendered (each point sends from the first; default 100,000 a
-    /// second of --seconds, or what --rate needs); about 600 bytes of
-    /// memory a line for the intake, 750 for ClickHouse.
+    /// Lines of the pool rendered once (whole seconds of every tracker:
+    /// 330,000 is 32 s of 10,000); the stream repeats it in epochs, each
+    /// shifted by the pool's seconds, so any point's length fits. About 660
+    /// bytes of memory a line for the intake (590 of text; ClickHouse's
+    /// rows are longer) and 4 µs of one core to render, after the fleet's
+    /// warmup (--warmup-s: about 4.5 s of CPU for 10,000 trackers).
+    #[arg(long, default_value_t = 330_000)]
+    pool_lines: usize,
+    /// Threads that make bodies ahead of the connections (later epochs'
+    /// times written in, zstd compressed); default: one per CPU.
     #[arg(long)]
-    pool_lines: Option<usize>,
+    generator_threads: Option<usize>,
+    /// Lines made ahead of the connections at most (whole bodies, at least
+    /// two per generator thread).
+    #[arg(long, default_value_t = 200_000)]
+    ahead_lines: usize,
     /// Where UTC midnight falls in the stream, as a share of it.
     #[arg(long, default_value_t = 0.1)]
     midnight_at: f64,
@@ -141,7 +153,8 @@ fn today_midnight_ms() -> anyhow::Result<i64> {
 /// The line printed as each point ends.
 fn progress(r: &PointResult) {
     println!(
-        "  {}: {:.1} s, {} lines/s acked, p99 {:.1} ms, {} 503s, {} connection errors, {} failed, checks {}",
+        "  {}: {:.1} s, {} lines/s acked, p99 {:.1} ms, {} 503s, {} connection errors, {} failed, \
+         {} bodies waited for ({:.1} s), checks {}",
         report::name(r),
         r.elapsed.as_secs_f64(),
         group(r.lines_per_s().round() as u64),
@@ -151,12 +164,17 @@ fn progress(r: &PointResult) {
         r.totals.refusals,
         r.totals.connection_errors,
         r.totals.failed,
+        r.totals.feeder_waits,
+        r.totals.feeder_wait.as_secs_f64(),
         if r.verdict.passed() {
             "ok".to_owned()
         } else {
             format!("FAILED: {}", r.verdict.failures())
         }
     );
+    if let Some(refusal) = &r.totals.first_refusal {
+        println!("    first refusal (retried): {refusal}");
+    }
     if let Some(error) = &r.totals.first_connection_error {
         println!("    first connection error: {error}");
     }
@@ -217,34 +235,29 @@ async fn render(
     devices: &[benches::ingest_load::workload::Device],
     format: Format,
     stream: &StreamConfig,
-) -> anyhow::Result<Pool> {
+) -> anyhow::Result<Arc<Pool>> {
     let started = Instant::now();
     let (devices, stream) = (devices.to_vec(), stream.clone());
     let pool =
         tokio::task::spawn_blocking(move || Pool::generate(&devices, format, &stream)).await??;
-    let (fresh, late, copies) = pool.kind_counts(0..pool.lines());
+    let lines = pool.pool_lines() as u64;
+    let (fresh, late, copies) = pool.kind_counts(0..lines);
     println!(
-        "rendered {} lines ({} fresh, {} late, {} copies; {:.0} MB) in {:.1} s, message times {} → {} (midnight {})",
-        group(pool.lines() as u64),
+        "rendered a pool of {} lines ({} fresh, {} late, {} copies; {:.0} MB, {:.0} MB with its indexes) in {:.1} s; \
+         each epoch {} s later; first epoch's message times {} → {} (midnight {})",
+        group(lines),
         group(fresh as u64),
         group(late as u64),
         group(copies as u64),
-        pool.text.len() as f64 / 1e6,
+        pool.pool_bytes() as f64 / 1e6,
+        pool.memory_bytes() as f64 / 1e6,
         started.elapsed().as_secs_f64(),
+        pool.epoch_ms / 1000,
         benches::export::iso(pool.start_ms),
-        benches::export::iso(pool.time_ms(pool.lines().saturating_sub(1))),
+        benches::export::iso(pool.time_ms(lines.saturating_sub(1))),
         benches::export::iso(pool.midnight_ms),
     );
-    Ok(pool)
-}
-
-fn bodies_of(
-    pool: &Pool,
-    lines: usize,
-    compression: benches::ingest_load::workload::Compression,
-) -> anyhow::Result<Arc<Vec<Body>>> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    Ok(Arc::new(pool.bodies(lines, compression, threads)?))
+    Ok(Arc::new(pool))
 }
 
 #[tokio::main]
@@ -334,14 +347,13 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let devices = server::planned_devices(args.trackers);
-    let largest_point = args.lines.iter().max().copied().unwrap_or(1)
-        * args.connections.iter().max().copied().unwrap_or(1);
-    let pool_lines = args.pool_lines.unwrap_or_else(|| match args.rate {
-        Some(rate) => (rate * args.seconds as f64 * 1.02) as usize + largest_point,
-        None => (DEFAULT_POOL_LINES_PER_S * args.seconds) as usize + largest_point,
-    });
+    let expected_lines = match args.rate {
+        Some(rate) => (rate * args.seconds as f64) as u64,
+        None => EXPECTED_LINES_PER_S * args.seconds,
+    };
     let stream = StreamConfig {
-        min_lines: pool_lines,
+        pool_lines: args.pool_lines,
+        expected_lines,
         duplicate_share: args.duplicate_percent / 100.0,
         late_share: args.late_percent / 100.0,
         midnight_ms: today_midnight_ms()?,
@@ -358,6 +370,16 @@ async fn main() -> anyhow::Result<()> {
         retry_grace: Duration::from_secs(30),
         drain: Duration::from_secs(args.drain_s),
     };
+    let generator_threads = args.generator_threads.unwrap_or(cpus).max(1);
+    let feed_of = |lines: usize| FeedSpec {
+        lines_per_body: lines,
+        // Each point sets its system's.
+        compression: Compression::None,
+        from: 0,
+        until: None,
+        threads: generator_threads,
+        ahead_lines: args.ahead_lines,
+    };
     let mut results: Vec<PointResult> = Vec::new();
 
     if !trackhouse_systems.is_empty() {
@@ -371,7 +393,6 @@ async fn main() -> anyhow::Result<()> {
         let pool = render(&devices, Format::Intake, &stream).await?;
         for &lines in &args.lines {
             for &encoding in &args.encoding {
-                let bodies = bodies_of(&pool, lines, encoding.compression(System::Trackhouse))?;
                 for &system in &trackhouse_systems {
                     let mut extra = args.trackhouse_args.clone();
                     if system == System::TrackhouseNoSync {
@@ -386,14 +407,13 @@ async fn main() -> anyhow::Result<()> {
                         args: extra,
                         cpus: server_cpus.clone(),
                     };
-                    let (template, root, pool, bodies, options) =
-                        (&template, &root, &pool, &bodies, &options);
+                    let (template, root, pool, options) = (&template, &root, &pool, &options);
                     let done = points_of(&args, system, lines, encoding, |spec| {
                         let plan = plan_of(&spec);
                         async move {
                             let load = Load {
                                 pool,
-                                bodies,
+                                feed: feed_of(lines),
                                 plan: &plan,
                                 ticks,
                             };
@@ -428,9 +448,7 @@ async fn main() -> anyhow::Result<()> {
         let outcome: anyhow::Result<()> = async {
             for &lines in &args.lines {
                 for &encoding in &args.encoding {
-                    let bodies = bodies_of(&pool, lines, encoding.compression(System::ClickHouse))?;
-                    let (side, pool, bodies, previous, n) =
-                        (&side, &pool, &bodies, &mut previous, &mut n);
+                    let (side, pool, previous, n) = (&side, &pool, &mut previous, &mut n);
                     let done = points_of(&args, System::ClickHouse, lines, encoding, |spec| {
                         *n += 1;
                         let database = format!("ingest_load_{n}");
@@ -440,7 +458,7 @@ async fn main() -> anyhow::Result<()> {
                             side.fresh_database(last.as_deref(), &database).await?;
                             let load = Load {
                                 pool,
-                                bodies,
+                                feed: feed_of(lines),
                                 plan: &plan,
                                 ticks,
                             };
@@ -481,8 +499,11 @@ async fn main() -> anyhow::Result<()> {
          503 or a connection closed without an answer, the body is sent again {} ms later). Lines/s: lines of bodies answered 200 over first send → last answer; slowest second: \
          fewest lines answered in one whole second of the point (flush stalls show there). \
          new msgs/s: Σ accepted (duplicates excluded). CPU: % of one core over the point, server \
-         from /proc/<pid>/task/*/stat, generator from /proc/self/stat.",
-        args.retry_delay_ms
+         from /proc/<pid>/task/*/stat, generator from /proc/self/stat (its {} body-making threads \
+         included: later epochs' times written in, compression). Bodies waited for: bodies a \
+         connection wanted before the generator had made them (the load was generator-bound then).",
+        args.retry_delay_ms,
+        generator_threads
     ));
     println!(
         "\n## Throughput, latency, resources\n\n{}",
@@ -506,6 +527,12 @@ async fn main() -> anyhow::Result<()> {
         report::verification_table(&results)
     );
     println!("## Issue 17's targets\n\n{}", report::targets(&results));
+    if let Some(peak) = procfs::status_bytes(std::process::id(), "VmHWM") {
+        println!(
+            "This generator's peak RSS: {:.0} MiB.",
+            peak as f64 / 1_048_576.0
+        );
+    }
     let _ = run_guard.kill();
     let _ = run_guard.wait();
     drop(run_root);

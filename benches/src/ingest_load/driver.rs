@@ -1,24 +1,35 @@
 //! The load itself: `connections` workers, each with an HTTP client of its
-//! own (one keep-alive connection), posting pre-rendered bodies in pool
-//! order. Closed loop: a worker sends its next body as soon as the previous
-//! one is answered. Open loop (`rate`): body `i` is due at `i × lines /
-//! rate` after the start, and its latency counts from that moment, so a
-//! server that falls behind is charged for the wait too.
+//! own (one keep-alive connection), posting the stream's bodies in order as
+//! a [`Feeder`] makes them ahead (on threads of its own: later epochs'
+//! times written in, zstd compressed). Closed loop: a worker sends its next
+//! body as soon as the previous one is answered. Open loop (`rate`): body
+//! `i` is due at `i × lines / rate` after the start, and its latency counts
+//! from that moment, so a server that falls behind is charged for the wait
+//! too. A worker that finds no body ready waits for it, and the waits are
+//! counted ([`Run::feeder_waits`]): the generator, not the server, held
+//! the load back then.
 //!
 //! A 503 or 429, or a connection that fails without an answer, is counted
 //! and the same body is sent again after `retry_delay` (the server stored
 //! nothing); its latency runs from the first attempt (or the due time) to
 //! the 200. Any other answer fails the body (counted, not retried); so does
 //! no answer by `drain` after the point's end.
+//!
+//! A run may be stopped ([`run`]'s `stop`: the crash test kills the server
+//! and then cancels it): no body is started after that, and a body whose
+//! attempt fails then is not retried but failed (status 0, unanswered).
 
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-use super::workload::Body;
+use super::workload::{Body, Compression, Pool};
 
 /// How answers are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,13 +103,21 @@ pub struct Tries {
     pub connection_errors: u32,
     /// The first such failure.
     pub first_connection_error: Option<String>,
+    /// The first refusal: its status and answer, cut short.
+    pub first_refusal: Option<String>,
 }
 
-/// One body sent.
+/// One body sent (or taken and not sent: a stopped run's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sent {
-    /// Its index in the bodies.
+    /// Its index in the stream's bodies.
     pub body: usize,
+    /// Its first line in the stream.
+    pub first_line: u64,
+    /// Its lines.
+    pub lines: usize,
+    /// Its bytes as sent (compressed or not).
+    pub bytes: usize,
     /// What became of it.
     pub outcome: Outcome,
     /// Due (or first sent) → final answer read.
@@ -116,14 +135,207 @@ pub struct Run {
     pub elapsed: Duration,
     /// Every body sent, in no particular order.
     pub sent: Vec<Sent>,
-    /// The pool ran out before the duration did.
+    /// The feeder had no more bodies before the duration was over.
     pub exhausted: bool,
+    /// Bodies a worker had to wait for: not made yet when it wanted one.
+    pub feeder_waits: u64,
+    /// The time workers waited for them.
+    pub feeder_wait: Duration,
+}
+
+/// What a [`Feeder`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedSpec {
+    /// Lines per body.
+    pub lines_per_body: usize,
+    /// How bodies are compressed.
+    pub compression: Compression,
+    /// The first body made (a crash round goes on where the last one stopped).
+    pub from: usize,
+    /// No body from this one on (`None`: the stream is endless).
+    pub until: Option<usize>,
+    /// Threads that make bodies.
+    pub threads: usize,
+    /// Lines made ahead of the connections, at most (about: whole bodies,
+    /// at least two per thread).
+    pub ahead_lines: usize,
+}
+
+type Made = Result<Body, String>;
+
+/// The bodies of a run, in order, made ahead of the connections on
+/// threads of their own: some given bodies first (a crash round's
+/// retransmissions), then the stream's from [`FeedSpec::from`] on. Each
+/// thread makes every `threads`-th body into a bounded queue of its own,
+/// so the memory held is the queues' and the bodies in flight.
+#[derive(Debug)]
+pub struct Feeder {
+    state: tokio::sync::Mutex<Feed>,
+    /// Where open-loop due times count from: the first line of the first
+    /// body handed out.
+    pub start_line: u64,
+    per_queue: usize,
+    stop: Arc<AtomicBool>,
+    waits: AtomicU64,
+    waited_ns: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Feed {
+    again: VecDeque<Body>,
+    next: usize,
+    from: usize,
+    until: Option<usize>,
+    queues: Vec<mpsc::Receiver<Made>>,
+}
+
+impl Feeder {
+    /// Makes `again` (body indices) at once, then starts the threads that
+    /// make the stream's bodies of `spec`.
+    pub fn start(pool: &Arc<Pool>, spec: FeedSpec, again: &[usize]) -> anyhow::Result<Self> {
+        let again = again
+            .iter()
+            .map(|&i| pool.body(i, spec.lines_per_body, spec.compression))
+            .collect::<anyhow::Result<VecDeque<Body>>>()?;
+        let threads = spec.threads.max(1);
+        let per_queue = (spec.ahead_lines / spec.lines_per_body.max(1) / threads).max(2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut queues = Vec::with_capacity(threads);
+        for k in 0..threads {
+            let (sender, receiver) = mpsc::channel::<Made>(per_queue);
+            queues.push(receiver);
+            let (pool, stop) = (pool.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name(format!("feeder-{k}"))
+                .spawn(move || {
+                    let mut index = spec.from + k;
+                    while spec.until.is_none_or(|until| index < until)
+                        && !stop.load(Ordering::Relaxed)
+                    {
+                        let made = pool
+                            .body(index, spec.lines_per_body, spec.compression)
+                            .map_err(|e| format!("making body {index}: {e:#}"));
+                        if sender.blocking_send(made).is_err() {
+                            break;
+                        }
+                        index += threads;
+                    }
+                })
+                .context("starting a feeder thread")?;
+        }
+        let start_line = again
+            .front()
+            .map_or(spec.from as u64 * spec.lines_per_body as u64, |b| {
+                b.first_line
+            });
+        Ok(Self {
+            state: tokio::sync::Mutex::new(Feed {
+                again,
+                next: spec.from,
+                from: spec.from,
+                until: spec.until,
+                queues,
+            }),
+            start_line,
+            per_queue,
+            stop,
+            waits: AtomicU64::new(0),
+            waited_ns: AtomicU64::new(0),
+        })
+    }
+
+    /// Waits until the queues are full (or `patience` is over), so that a
+    /// point starts with bodies ready.
+    pub async fn fill(&self, patience: Duration) {
+        let deadline = Instant::now() + patience;
+        while Instant::now() < deadline {
+            let full = {
+                let feed = self.state.lock().await;
+                let left = feed
+                    .until
+                    .map_or(usize::MAX, |u| u.saturating_sub(feed.next));
+                let threads = feed.queues.len().max(1);
+                feed.queues.iter().enumerate().all(|(k, q)| {
+                    // What this queue can still get before the end.
+                    let coming = left / threads + usize::from(k < left % threads);
+                    q.len() >= self.per_queue.min(coming)
+                })
+            };
+            if full {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// The next body, or `None` when there are no more.
+    pub async fn next(&self) -> anyhow::Result<Option<Body>> {
+        let mut feed = self.state.lock().await;
+        if let Some(body) = feed.again.pop_front() {
+            return Ok(Some(body));
+        }
+        if feed.until.is_some_and(|until| feed.next >= until) {
+            return Ok(None);
+        }
+        let threads = feed.queues.len().max(1);
+        let k = (feed.next - feed.from) % threads;
+        let Some(queue) = feed.queues.get_mut(k) else {
+            return Ok(None);
+        };
+        let made = match queue.try_recv() {
+            Ok(made) => Some(made),
+            Err(mpsc::error::TryRecvError::Disconnected) => None,
+            Err(mpsc::error::TryRecvError::Empty) => {
+                let waited = Instant::now();
+                let made = queue.recv().await;
+                self.waits.fetch_add(1, Ordering::Relaxed);
+                self.waited_ns
+                    .fetch_add(waited.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                made
+            }
+        };
+        let Some(made) = made else {
+            anyhow::bail!("a feeder thread stopped before body {}", feed.next);
+        };
+        let body = made.map_err(anyhow::Error::msg)?;
+        feed.next += 1;
+        Ok(Some(body))
+    }
+
+    /// The first body of the stream not handed out yet: where a next
+    /// round goes on.
+    pub async fn next_fresh(&self) -> usize {
+        self.state.lock().await.next
+    }
+
+    /// Bodies workers had to wait for, and how long they waited.
+    pub fn waits(&self) -> (u64, Duration) {
+        (
+            self.waits.load(Ordering::Relaxed),
+            Duration::from_nanos(self.waited_ns.load(Ordering::Relaxed)),
+        )
+    }
+}
+
+impl Drop for Feeder {
+    fn drop(&mut self) {
+        // The threads stop at their next body (or when their queue, dropped
+        // with this, refuses one).
+        self.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Drives one point; returns once every body started has its answer.
-pub async fn run(target: &Target, bodies: Arc<Vec<Body>>, plan: &Plan) -> anyhow::Result<Run> {
-    let next = Arc::new(AtomicUsize::new(0));
+/// After `stop` is cancelled no body is started and failed attempts are
+/// not retried.
+pub async fn run(
+    target: &Target,
+    feeder: Arc<Feeder>,
+    plan: &Plan,
+    stop: Option<CancellationToken>,
+) -> anyhow::Result<Run> {
     let exhausted = Arc::new(AtomicBool::new(false));
+    let (waits_before, waited_before) = feeder.waits();
     let started = Instant::now();
     let deadline = started + plan.duration;
     let mut workers = tokio::task::JoinSet::new();
@@ -134,28 +346,27 @@ pub async fn run(target: &Target, bodies: Arc<Vec<Body>>, plan: &Plan) -> anyhow
             .timeout(Duration::from_secs(600))
             .build()
             .context("building an HTTP client")?;
-        let (target, bodies, next, exhausted, plan) = (
+        let (target, feeder, exhausted, plan, stop) = (
             target.clone(),
-            bodies.clone(),
-            next.clone(),
+            feeder.clone(),
             exhausted.clone(),
             *plan,
+            stop.clone(),
         );
         workers.spawn(async move {
             let mut sent = Vec::new();
+            let stopped = || stop.as_ref().is_some_and(CancellationToken::is_cancelled);
             loop {
-                if plan.rate.is_none() && Instant::now() >= deadline {
+                if stopped() || (plan.rate.is_none() && Instant::now() >= deadline) {
                     break;
                 }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(body) = bodies.get(i) else {
+                let Some(body) = feeder.next().await? else {
                     exhausted.store(true, Ordering::Relaxed);
                     break;
                 };
                 let due = match plan.rate {
                     Some(rate) => {
-                        let lines_before =
-                            body.first_line - bodies.first().map_or(0, |b| b.first_line);
+                        let lines_before = body.first_line.saturating_sub(feeder.start_line);
                         let due = started + Duration::from_secs_f64(lines_before as f64 / rate);
                         if due >= deadline {
                             break;
@@ -165,46 +376,59 @@ pub async fn run(target: &Target, bodies: Arc<Vec<Body>>, plan: &Plan) -> anyhow
                     }
                     None => Instant::now(),
                 };
-                let (outcome, tries) =
-                    post_until_answered(&client, &target, body, &plan, deadline).await;
+                let (outcome, tries) = if stopped() {
+                    let detail = "not sent: the load was stopped".to_owned();
+                    (Outcome::Failed { status: 0, detail }, Tries::default())
+                } else {
+                    post_until_answered(&client, &target, &body, &plan, deadline, stop.as_ref())
+                        .await
+                };
                 let now = Instant::now();
                 sent.push(Sent {
-                    body: i,
+                    body: body.index,
+                    first_line: body.first_line,
+                    lines: body.lines,
+                    bytes: body.bytes.len(),
                     outcome,
                     latency: now - due,
                     tries,
                     answered_at: now - started,
                 });
             }
-            sent
+            anyhow::Ok(sent)
         });
     }
     let mut sent = Vec::new();
     while let Some(done) = workers.join_next().await {
-        sent.extend(done.context("a load worker panicked")?);
+        sent.extend(done.context("a load worker panicked")??);
     }
     let elapsed = sent
         .iter()
         .map(|s| s.answered_at)
         .max()
         .unwrap_or_else(|| started.elapsed());
+    let (waits, waited) = feeder.waits();
     Ok(Run {
         elapsed,
         sent,
         exhausted: exhausted.load(Ordering::Relaxed),
+        feeder_waits: waits - waits_before,
+        feeder_wait: waited.saturating_sub(waited_before),
     })
 }
 
 /// Posts `body` until it is answered with something other than 503/429
-/// (or the grace after the deadline is over).
+/// (or the grace after the deadline is over, or the run is stopped).
 async fn post_until_answered(
     client: &reqwest::Client,
     target: &Target,
     body: &Body,
     plan: &Plan,
     deadline: Instant,
+    stop: Option<&CancellationToken>,
 ) -> (Outcome, Tries) {
     let mut tries = Tries::default();
+    let stopped = || stop.is_some_and(CancellationToken::is_cancelled);
     loop {
         let patience = (deadline + plan.drain)
             .saturating_duration_since(Instant::now())
@@ -247,9 +471,11 @@ async fn post_until_answered(
                 if tries.first_connection_error.is_none() {
                     tries.first_connection_error = Some(error_chain(&e));
                 }
-                if Instant::now() < deadline + plan.retry_grace {
+                if !stopped() && Instant::now() < deadline + plan.retry_grace {
                     tokio::time::sleep(plan.retry_delay).await;
-                    continue;
+                    if !stopped() {
+                        continue;
+                    }
                 }
                 return (
                     Outcome::Failed {
@@ -260,8 +486,13 @@ async fn post_until_answered(
                 );
             }
         };
-        if matches!(status, 429 | 503) && Instant::now() < deadline + plan.retry_grace {
+        if matches!(status, 429 | 503) && !stopped() && Instant::now() < deadline + plan.retry_grace
+        {
             tries.refusals += 1;
+            if tries.first_refusal.is_none() {
+                let text: String = text.chars().take(300).collect();
+                tries.first_refusal = Some(format!("{status}: {text}"));
+            }
             tokio::time::sleep(plan.retry_delay).await;
             continue;
         }
@@ -343,6 +574,8 @@ pub struct Totals {
     pub connection_errors: u64,
     /// The first of those.
     pub first_connection_error: Option<String>,
+    /// The first 503 or 429: status and answer.
+    pub first_refusal: Option<String>,
     /// Bodies that failed otherwise, and the first failure.
     pub failed: u64,
     /// The first failure's status and detail.
@@ -352,12 +585,20 @@ pub struct Totals {
     /// Fewest lines acknowledged in one whole second of the load, the
     /// first second left out (stalls, e.g. while a flush runs).
     pub slowest_second_lines: Option<u64>,
+    /// Bodies the workers had to wait for (the generator was behind).
+    pub feeder_waits: u64,
+    /// How long they waited in all.
+    pub feeder_wait: Duration,
 }
 
 impl Totals {
-    /// Sums `run` over `bodies`; `duration` is the point's load time.
-    pub fn of(run: &Run, bodies: &[Body], duration: Duration) -> Self {
-        let mut totals = Self::default();
+    /// Sums `run`; `duration` is the point's load time.
+    pub fn of(run: &Run, duration: Duration) -> Self {
+        let mut totals = Self {
+            feeder_waits: run.feeder_waits,
+            feeder_wait: run.feeder_wait,
+            ..Self::default()
+        };
         let seconds = run.elapsed.min(duration).as_secs() as usize;
         let mut per_second = vec![0u64; seconds + 1];
         for sent in &run.sent {
@@ -368,17 +609,19 @@ impl Totals {
                     .first_connection_error
                     .clone_from(&sent.tries.first_connection_error);
             }
+            if totals.first_refusal.is_none() {
+                totals.first_refusal.clone_from(&sent.tries.first_refusal);
+            }
             match &sent.outcome {
                 Outcome::Acked {
                     accepted,
                     duplicates,
                     rejected,
                 } => {
-                    let body = bodies.get(sent.body);
-                    let lines = body.map_or(0, |b| b.lines as u64);
+                    let lines = sent.lines as u64;
                     totals.acked_bodies += 1;
                     totals.acked_lines += lines;
-                    totals.acked_bytes += body.map_or(0, |b| b.bytes.len() as u64);
+                    totals.acked_bytes += sent.bytes as u64;
                     totals.accepted += accepted;
                     totals.duplicates += duplicates;
                     totals.rejected += rejected;

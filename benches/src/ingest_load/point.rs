@@ -11,13 +11,13 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use super::clickhouse::ClickHouseSide;
-use super::driver::{self, Answer, Plan, Target, Totals};
+use super::driver::{self, Answer, FeedSpec, Feeder, Plan, Target, Totals};
 use super::metrics::{IngestDelta, Scrape};
 use super::procfs::{self, CpuUse, CpuWatch};
 use super::report::group;
 use super::server::{ServerOptions, Template, TrackhouseServer};
 use super::verify::{Expected, Verdict, stored_parquet};
-use super::workload::{Body, Pool};
+use super::workload::Pool;
 use super::{Encoding, System};
 
 /// What a point is.
@@ -37,13 +37,15 @@ pub struct PointSpec {
     pub duration: Duration,
 }
 
-/// The load of a point: the pool, its bodies and how they are sent.
+/// The load of a point: the stream, how it is cut into bodies and how
+/// they are sent.
 #[derive(Debug, Clone, Copy)]
 pub struct Load<'a> {
     /// The lines.
-    pub pool: &'a Pool,
-    /// The pool cut into bodies for this point.
-    pub bodies: &'a Arc<Vec<Body>>,
+    pub pool: &'a Arc<Pool>,
+    /// The bodies: every point starts from the stream's first (the
+    /// compression is the point's system's, set by the point).
+    pub feed: FeedSpec,
     /// How they are sent.
     pub plan: &'a Plan,
     /// Clock ticks per second of `/proc`.
@@ -59,7 +61,7 @@ pub struct PointResult {
     pub elapsed: Duration,
     /// The answers summed.
     pub totals: Totals,
-    /// The pool ran out before the duration.
+    /// The stream ran out before the duration (never: it is endless).
     pub exhausted: bool,
     /// The server's CPU (`None`: its pid is unknown).
     pub server_cpu: Option<CpuUse>,
@@ -132,21 +134,25 @@ struct Measured {
     max_unflushed_rows: Option<f64>,
 }
 
+/// How long a point waits for the feeder's queues to fill before it starts.
+const FILL_PATIENCE: Duration = Duration::from_secs(30);
+
 async fn measure(
     target: &Target,
-    bodies: &Arc<Vec<Body>>,
-    plan: &Plan,
+    load: &Load<'_>,
     pid: Option<u32>,
     metrics_base: Option<String>,
-    ticks: u64,
 ) -> anyhow::Result<Measured> {
+    let (plan, ticks) = (load.plan, load.ticks);
+    let feeder = Arc::new(Feeder::start(load.pool, load.feed, &[])?);
+    feeder.fill(FILL_PATIENCE).await;
     let me = std::process::id();
     let generator_start = procfs::process_ticks(me)?;
     let disk_start = pid.and_then(procfs::write_bytes);
     let watch = pid.map(|pid| CpuWatch::start(pid, ticks)).transpose()?;
     let stop = CancellationToken::new();
     let sampler = sample(watch, metrics_base, stop.clone());
-    let run = driver::run(target, bodies.clone(), plan).await;
+    let run = driver::run(target, feeder, plan, None).await;
     stop.cancel();
     let (watch, max_unflushed_rows) = sampler.await.context("the sampler")?;
     let run = run?;
@@ -177,12 +183,9 @@ pub async fn trackhouse(
     options: &ServerOptions,
     load: Load<'_>,
 ) -> anyhow::Result<PointResult> {
-    let Load {
-        pool,
-        bodies,
-        plan,
-        ticks,
-    } = load;
+    let mut load = load;
+    load.feed.compression = spec.encoding.compression(System::Trackhouse);
+    let pool = load.pool;
     let server = TrackhouseServer::start(template, root, options).await?;
     let client = reqwest::Client::new();
     let before = Scrape::fetch(&client, &server.base).await?;
@@ -193,15 +196,7 @@ pub async fn trackhouse(
         content_encoding: spec.encoding.content_encoding(System::Trackhouse),
         answer: Answer::Intake,
     };
-    let measured = measure(
-        &target,
-        bodies,
-        plan,
-        Some(server.pid),
-        Some(server.base.clone()),
-        ticks,
-    )
-    .await;
+    let measured = measure(&target, &load, Some(server.pid), Some(server.base.clone())).await;
     let measured = match measured {
         Ok(m) => m,
         Err(e) => return Err(e.context(server.log_tail())),
@@ -209,9 +204,9 @@ pub async fn trackhouse(
     let after = Scrape::fetch(&client, &server.base).await?;
     let ingest = after.ingest_since(&before);
     let stopped = server.stop(Duration::from_secs(900)).await?;
-    let totals = Totals::of(&measured.run, bodies, spec.duration);
-    let mut expected = Expected::of(pool, bodies, &measured.run.sent);
-    let stored = stored_parquet(stopped.dir.path())?;
+    let totals = Totals::of(&measured.run, spec.duration);
+    let mut expected = Expected::of(pool, &measured.run.sent);
+    let stored = stored_parquet(stopped.dir.path(), pool)?;
 
     let mut verdict = Verdict::default();
     verdict.check("no line rejected", totals.rejected == 0);
@@ -223,8 +218,24 @@ pub async fn trackhouse(
         totals.duplicates + totals.accepted == expected.lines,
     );
     verdict.check(
-        "no (tracker, msg_time) stored twice",
-        stored.keys.windows(2).all(|w| w.first() != w.get(1)),
+        format!(
+            "no (tracker, msg_time) stored twice ({} rows{})",
+            stored.twice,
+            stored
+                .first_twice
+                .map_or_else(String::new, |k| format!(", first {k:?}"))
+        ),
+        stored.twice == 0,
+    );
+    verdict.check(
+        format!(
+            "no row of a message never sent ({} rows{})",
+            stored.unknown + stored.messages.missing_from(&expected.sent).0,
+            stored
+                .first_unknown
+                .map_or_else(String::new, |k| format!(", first {k:?}"))
+        ),
+        stored.unknown == 0 && stored.messages.missing_from(&expected.sent).0 == 0,
     );
     if expected.uncertain_bodies == 0 {
         verdict.check(
@@ -244,7 +255,7 @@ pub async fn trackhouse(
         );
         verdict.check(
             "stored (tracker, msg_time) = those of the distinct messages answered",
-            stored.keys == expected.keys,
+            stored.messages == expected.messages,
         );
     } else {
         // Bodies without an answer may have been stored (or not): what was
@@ -256,16 +267,20 @@ pub async fn trackhouse(
             ),
             totals.accepted <= expected.distinct,
         );
+        let (missing, first) = expected.messages.missing_from(&stored.messages);
         verdict.check(
-            "every acknowledged (tracker, msg_time) is stored",
-            contains_all(&stored.keys, &expected.keys),
+            format!(
+                "every acknowledged (tracker, msg_time) is stored ({missing} missing{})",
+                first.map_or_else(String::new, |m| format!(", first {:?}", pool.key(m)))
+            ),
+            missing == 0,
         );
     }
     verdict.check(
         format!("clean exit after SIGTERM ({})", stopped.status),
         stopped.status.success(),
     );
-    expected.keys = Vec::new();
+    expected.forget_messages();
     let stored_text = format!(
         "{} rows in {} Parquet files, UTC days: {}",
         group(stored.rows),
@@ -290,15 +305,6 @@ pub async fn trackhouse(
     })
 }
 
-/// Whether sorted `all` holds every key of sorted `some`.
-fn contains_all(all: &[(i64, i64)], some: &[(i64, i64)]) -> bool {
-    let mut all = all.iter().peekable();
-    some.iter().all(|key| {
-        while all.next_if(|k| *k < key).is_some() {}
-        all.peek() == Some(&key)
-    })
-}
-
 /// One ClickHouse point: a fresh database, the load, and the counts.
 pub async fn clickhouse(
     spec: PointSpec,
@@ -306,22 +312,19 @@ pub async fn clickhouse(
     database: &str,
     load: Load<'_>,
 ) -> anyhow::Result<PointResult> {
-    let Load {
-        pool,
-        bodies,
-        plan,
-        ticks,
-    } = load;
+    let mut load = load;
+    load.feed.compression = spec.encoding.compression(System::ClickHouse);
+    let pool = load.pool;
     let target = side.target(database, spec.encoding.content_encoding(System::ClickHouse))?;
     let mut rss_reset = false;
     if let Some(pid) = side.pid {
         rss_reset = procfs::reset_peak_rss(pid).is_ok();
     }
-    let measured = measure(&target, bodies, plan, side.pid, None, ticks).await?;
+    let measured = measure(&target, &load, side.pid, None).await?;
     let counted = side.count(database).await?;
-    let totals = Totals::of(&measured.run, bodies, spec.duration);
-    let mut expected = Expected::of(pool, bodies, &measured.run.sent);
-    expected.keys = Vec::new();
+    let totals = Totals::of(&measured.run, spec.duration);
+    let mut expected = Expected::of(pool, &measured.run.sent);
+    expected.forget_messages();
     let mut verdict = Verdict::default();
     let exact = expected.uncertain_bodies == 0;
     verdict.check(
@@ -371,18 +374,4 @@ pub async fn clickhouse(
         ),
         verdict,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn containment_of_sorted_keys() {
-        let all = [(1, 10), (1, 20), (2, 5), (3, 1)];
-        assert!(contains_all(&all, &[(1, 20), (3, 1)]));
-        assert!(contains_all(&all, &[]));
-        assert!(!contains_all(&all, &[(1, 15)]));
-        assert!(!contains_all(&all, &[(3, 1), (4, 0)]));
-    }
 }

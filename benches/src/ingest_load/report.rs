@@ -58,8 +58,8 @@ pub fn throughput_table(results: &[PointResult]) -> String {
     let mut out = String::from(
         "| system | lines/body | encoding | conns | loop | s | acked lines/s | slowest second | new msgs/s | MB/s sent | \
          p50 ms | p99 ms | p99.9 ms | 503s | conn. errors | failed | server CPU | generator CPU | \
-         server peak RSS MiB | WAL MB/s | fsyncs/s | disk writes MB/s | checks |\n\
-         |---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         bodies waited for | server peak RSS MiB | WAL MB/s | fsyncs/s | disk writes MB/s | checks |\n\
+         |---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in results {
         let t = &r.totals;
@@ -76,14 +76,14 @@ pub fn throughput_table(results: &[PointResult]) -> String {
         });
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {:.1}{} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.1}{} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% | {} | {} | {} | {} | {} | {} |",
             r.spec.system.label(),
             group(r.spec.lines as u64),
             r.spec.encoding.label(r.spec.system),
             r.spec.connections,
             mode(r),
             elapsed.as_secs_f64(),
-            if r.exhausted { " (pool ran out)" } else { "" },
+            if r.exhausted { " (stream ran out)" } else { "" },
             group(r.lines_per_s().round() as u64),
             t.slowest_second_lines.map_or_else(|| "-".to_owned(), group),
             new,
@@ -98,6 +98,10 @@ pub fn throughput_table(results: &[PointResult]) -> String {
                 .as_ref()
                 .map_or_else(|| "-".to_owned(), |c| format!("{:.0}%", c.total_percent())),
             100.0 * r.generator_cpu_s / elapsed.as_secs_f64().max(1e-9),
+            match t.feeder_waits {
+                0 => "0".to_owned(),
+                n => format!("{} ({:.1} s)", group(n), t.feeder_wait.as_secs_f64()),
+            },
             r.peak_rss.map_or_else(
                 || "-".to_owned(),
                 |b| format!("{:.0}", b as f64 / 1_048_576.0)

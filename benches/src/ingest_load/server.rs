@@ -3,7 +3,10 @@
 //! a data directory prepared in process through the `platform` crate's
 //! `Store`: a dealer, a user, the trackers with distinct device ids and an
 //! ingest token (a gateway's: no backfill, so the server stamps its time).
+//! The crash test starts it again and again on one directory
+//! ([`TrackhouseServer::start_in`]) and kills it ([`TrackhouseServer::kill`]).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -80,7 +83,7 @@ impl Template {
     }
 
     /// A fresh data directory under `root` holding a copy of the template's files.
-    fn copy(&self, root: &Path) -> anyhow::Result<tempfile::TempDir> {
+    pub fn copy(&self, root: &Path) -> anyhow::Result<tempfile::TempDir> {
         let dir = tempfile::Builder::new()
             .prefix("ingest-load-point-")
             .tempdir_in(root)?;
@@ -167,6 +170,28 @@ pub fn guard(pid: Option<u32>, dir: Option<&Path>) -> anyhow::Result<Child> {
         .context("starting the cleanup guard")
 }
 
+/// A server's data directory.
+#[derive(Debug)]
+pub enum DataDir {
+    /// A copy of the template, removed when dropped.
+    Owned(tempfile::TempDir),
+    /// The caller's (the crash test's, kept across rounds).
+    Kept(PathBuf),
+}
+
+impl DataDir {
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Owned(dir) => dir.path(),
+            Self::Kept(path) => path,
+        }
+    }
+}
+
+/// How long a server may take to answer `/healthz` after it is started.
+pub const READY_PATIENCE: Duration = Duration::from_secs(120);
+
 /// A running `trackhouse serve`.
 #[derive(Debug)]
 pub struct TrackhouseServer {
@@ -176,8 +201,11 @@ pub struct TrackhouseServer {
     pub pid: u32,
     /// `http://127.0.0.1:<port>`.
     pub base: String,
+    /// Started → `/healthz` answered 200 (on a directory with a WAL: its
+    /// recovery, which comes before the listener).
+    pub ready_after: Duration,
     /// Taken by [`Self::stop`].
-    dir: Option<tempfile::TempDir>,
+    dir: Option<DataDir>,
 }
 
 /// A server stopped.
@@ -188,7 +216,7 @@ pub struct Stopped {
     /// How it exited.
     pub status: ExitStatus,
     /// Its data directory, still there until this is dropped.
-    pub dir: tempfile::TempDir,
+    pub dir: DataDir,
 }
 
 impl TrackhouseServer {
@@ -200,10 +228,32 @@ impl TrackhouseServer {
         options: &ServerOptions,
     ) -> anyhow::Result<Self> {
         let dir = template.copy(root)?;
+        Self::start_in(DataDir::Owned(dir), options, READY_PATIENCE).await
+    }
+
+    /// Starts the binary on `dir` as it is (after a kill: the server
+    /// recovers its WAL first) and waits until `/healthz` answers 200, for
+    /// `patience` at most. Its output is appended to `dir/server.log`.
+    pub async fn start_in(
+        dir: DataDir,
+        options: &ServerOptions,
+        patience: Duration,
+    ) -> anyhow::Result<Self> {
+        let started = Instant::now();
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
-        let log = std::fs::File::create(dir.path().join("server.log"))?;
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.path().join("server.log"))?;
+        writeln!(
+            log,
+            "=== ingest_load: trackhouse serve on port {port}, {} ms after the Unix epoch ===",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        )?;
         let mut command = match &options.cpus {
             Some(cpus) => {
                 let mut c = Command::new("taskset");
@@ -231,15 +281,17 @@ impl TrackhouseServer {
             guard: Some(guard(Some(pid), None)?),
             child: Some(child),
             base: format!("http://127.0.0.1:{port}"),
+            ready_after: Duration::ZERO,
             dir: Some(dir),
         };
-        server.wait_ready().await?;
+        server.wait_ready(patience).await?;
+        server.ready_after = started.elapsed();
         Ok(server)
     }
 
-    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+    async fn wait_ready(&mut self, patience: Duration) -> anyhow::Result<()> {
         let client = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let deadline = Instant::now() + patience;
         while Instant::now() < deadline {
             if let Some(status) = self
                 .child
@@ -263,14 +315,40 @@ impl TrackhouseServer {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         bail!(
-            "trackhouse serve did not answer /healthz within 120 s: {}",
+            "trackhouse serve did not answer /healthz within {} s: {}",
+            patience.as_secs(),
             self.log_tail()
         )
     }
 
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
-        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
+        self.dir.as_ref().map_or(Path::new(""), DataDir::path)
+    }
+
+    /// Its exit status if it has exited (by itself).
+    pub fn exited(&mut self) -> anyhow::Result<Option<ExitStatus>> {
+        match self.child.as_mut() {
+            Some(child) => Ok(child.try_wait()?),
+            None => bail!("the server was already stopped"),
+        }
+    }
+
+    /// SIGKILL now (no flush, no shutdown of any kind), and waits until the
+    /// process is gone.
+    pub async fn kill(mut self) -> anyhow::Result<ExitStatus> {
+        let Some(mut child) = self.child.take() else {
+            bail!("the server was already stopped");
+        };
+        child.kill().context("sending SIGKILL")?;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        self.reap_guard();
+        Ok(status)
     }
 
     /// The last lines of the server's log.

@@ -1,27 +1,49 @@
-//! The line stream, rendered before anything is timed: every tracker of the
-//! account reporting once a second (the [`fleet`](crate::fleet) simulator:
-//! vehicles around Almaty that park, idle and drive), interleaved second by
-//! second as a gateway forwards them, with late lines (a tracker's message
-//! minutes to hours behind its newest, as after a day buffered offline) and
-//! retransmitted duplicates (byte-for-byte copies of lines a little earlier
-//! in the stream), across a UTC midnight: each tracker's clock starts at its
-//! own time before it, so trackers cross it one after the other from the
-//! first lines on, whatever part of the stream a point gets through.
+//! The line stream: every tracker of the account reporting once a second
+//! (the [`fleet`](crate::fleet) simulator: vehicles around Almaty that
+//! park, idle and drive), interleaved second by second as a gateway
+//! forwards them, with late lines (a tracker's message minutes to hours
+//! behind its newest, as after a day buffered offline) and retransmitted
+//! duplicates (byte-for-byte copies of lines a little earlier in the
+//! stream), across a UTC midnight: each tracker's clock starts at its own
+//! time before it, so trackers cross it one after the other from the first
+//! lines on, whatever part of the stream a point gets through.
+//!
+//! **A pool repeated in epochs.** Only a pool of `S` seconds of every
+//! tracker is simulated and rendered, once, before anything is timed
+//! (`--pool-lines`, about 330,000 lines, 160 MB, in a few seconds). The
+//! stream is that pool again and again: epoch `e` is the pool with every
+//! message time `e × S` seconds later, so each tracker's fresh messages go
+//! on second after second across epochs, and its late lines (off the whole
+//! seconds, unique per tracker modulo `S` seconds) never meet another
+//! message. Every line's message time sits at a known place in its line,
+//! at a fixed width (`2024-06-01T00:00:00Z`, or with `.mmm` for a late
+//! line; ClickHouse's 13 digits of ms), so a later epoch's body is the
+//! pool's bytes with the times written over in place: a copy and a few
+//! ns a line, done on generator threads ahead of the connections
+//! ([`driver::Feeder`](super::driver::Feeder)), where zstd bodies are also
+//! compressed. A duplicate copies a line of its own epoch, so it is a
+//! byte-for-byte copy in every epoch. The stream is endless: line `n` is
+//! line `n mod P` of the pool in epoch `n / P`.
 //!
 //! The same seed gives the same messages in either [`Format`], so the
-//! intake and ClickHouse receive the same rows. Every line records which
-//! distinct message it carries ([`Pool::ids`]) and each distinct message
-//! its key, (tracker id, message time): what the run is checked against.
+//! intake and ClickHouse receive the same rows. Every line carries one
+//! distinct message of the stream, numbered `e × D + d` (`d`: its number
+//! in the pool of `D`), a copy its original's ([`Pool::message`]); each
+//! has its key, (tracker id, message time) ([`Pool::key`]), and each key
+//! of the stream maps back to its message ([`Pool::message_of`]): what the
+//! run is checked against.
 
-use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io::Write;
+use std::ops::Range;
 
+use anyhow::{bail, ensure};
 use bytes::Bytes;
-use schemas::{Message, TrackerId};
-use serde_json::{Map, Value};
+use schemas::{Message, StateValue, TrackerId};
+use serde_json::Value;
 
-use crate::backends::{clickhouse_row, intake_line};
+use crate::backends::clickhouse_row;
 use crate::fleet::{SplitMix64, Vehicle};
 
 /// A tracker of the account: its id in the platform store and its device id.
@@ -41,7 +63,8 @@ pub enum Format {
     Intake,
     /// `JSONEachRow` of `deploy/clickhouse/schema.sql`'s `telemetry` (by
     /// `tracker_id`, with `server_time` set to this time, and a
-    /// `content_hash` of the intake line: copies have the same).
+    /// `content_hash` of the intake line of the pool: copies have the
+    /// same; a later epoch's row keeps its pool row's).
     ClickHouse {
         /// The rows' `server_time`.
         server_time_ms: i64,
@@ -51,8 +74,12 @@ pub enum Format {
 /// What the stream holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamConfig {
-    /// Lines to render at least (whole seconds of the fleet are rendered).
-    pub min_lines: usize,
+    /// Lines of the pool, about (whole seconds of every tracker are
+    /// rendered, in rounds of 8): the stream repeats it, shifted in time.
+    pub pool_lines: usize,
+    /// Lines a run is expected to send (not a limit: the stream is
+    /// endless); trackers cross the midnight over `midnight_at` of their time.
+    pub expected_lines: u64,
     /// Share of all lines that are copies of earlier lines (0.015).
     pub duplicate_share: f64,
     /// Share of fresh lines followed by a late line of the same tracker.
@@ -60,9 +87,9 @@ pub struct StreamConfig {
     /// A UTC midnight the message times cross.
     pub midnight_ms: i64,
     /// Trackers cross the midnight one after the other over this share of
-    /// the stream (0.1: each tracker's first message is up to a tenth of
-    /// the stream's time before it), so even a short run sees both days
-    /// and a longer one sees every tracker cross.
+    /// the expected stream (0.1: each tracker's first message is up to a
+    /// tenth of the stream's time before it), so even a short run sees
+    /// both days and a longer one sees every tracker cross.
     pub midnight_at: f64,
     /// Each vehicle is simulated for a random time up to this before the
     /// stream starts, so that trips, idling and parking are mixed from the
@@ -85,22 +112,57 @@ pub enum LineKind {
     Duplicate,
 }
 
-/// The rendered stream.
+/// A fast hasher for the key index (FxHash's multiply-rotate).
+#[derive(Debug, Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+}
+
+type KeyIndex = HashMap<(i64, i64), u32, BuildHasherDefault<FxHasher>>;
+
+/// The rendered pool, and the endless stream it makes.
 #[derive(Debug, Clone)]
 pub struct Pool {
-    /// Every line, each ending with `\n`.
-    pub text: Bytes,
+    /// Every line of the pool (epoch 0), each ending with `\n`.
+    text: Bytes,
     ends: Vec<usize>,
-    /// Per line: the distinct message it carries (a copy has its original's).
-    pub ids: Vec<u32>,
+    /// Per line: the distinct message of the pool it carries (a copy has
+    /// its original's).
+    ids: Vec<u32>,
     /// Per line: what it is.
-    pub kinds: Vec<LineKind>,
-    /// Per distinct message: (tracker id, message time in ms).
-    pub keys: Vec<(i64, i64)>,
+    kinds: Vec<LineKind>,
+    /// Per line: where its message time's value starts in it.
+    time_at: Vec<u32>,
+    /// Per distinct message of the pool: (tracker id, message time in ms).
+    keys: Vec<(i64, i64)>,
+    /// (tracker id, message time modulo `epoch_ms`) → distinct message of the pool.
+    index: KeyIndex,
+    format: Format,
     /// The earliest first message time of a tracker.
     pub start_ms: i64,
     /// The midnight the stream crosses.
     pub midnight_ms: i64,
+    /// How much later each epoch's message times are than the previous
+    /// one's: the pool's seconds.
+    pub epoch_ms: i64,
 }
 
 /// How bodies are compressed.
@@ -114,13 +176,15 @@ pub enum Compression {
     Gzip,
 }
 
-/// One request body: consecutive lines of the pool.
+/// One request body: consecutive lines of the stream.
 #[derive(Debug, Clone)]
 pub struct Body {
+    /// Its number: body `i` of `L` lines holds lines `i × L ..`.
+    pub index: usize,
     /// What is sent.
     pub bytes: Bytes,
-    /// Its first line in the pool.
-    pub first_line: usize,
+    /// Its first line in the stream.
+    pub first_line: u64,
     /// Its lines.
     pub lines: usize,
     /// Bytes before compression.
@@ -139,8 +203,9 @@ struct Simulated {
     device: Device,
     /// Its late lines' choices.
     rng: SplitMix64,
-    /// Its late lines' message times, to keep them unique.
-    late_times: HashSet<i64>,
+    /// Its late lines' message times modulo the epoch, to keep them
+    /// unique across epochs.
+    late_residues: HashSet<i64>,
     /// Simulated seconds before its first line.
     warmup_s: u32,
 }
@@ -155,19 +220,29 @@ const DUPLICATE_WINDOW: u32 = 50_000;
 /// Seconds of the fleet simulated per round of the threads.
 const ROUND_SECONDS: usize = 8;
 
+/// Lines a second of the fleet makes: every tracker's fresh line, the
+/// late ones, the copies.
+fn lines_per_second(trackers: usize, config: &StreamConfig) -> f64 {
+    trackers.max(1) as f64 * (1.0 + config.late_share) / (1.0 - config.duplicate_share).max(0.01)
+}
+
 impl Pool {
     /// Simulates `devices`, each from its own start up to `midnight_at` of
-    /// the stream's time before `config.midnight_ms`, and renders at least
-    /// `config.min_lines` lines in `format`.
+    /// the expected stream's time before `config.midnight_ms`, and renders
+    /// about `config.pool_lines` lines in `format`.
     pub fn generate(
         devices: &[Device],
         format: Format,
         config: &StreamConfig,
     ) -> anyhow::Result<Self> {
-        let per_second = devices.len().max(1) as f64 * (1.0 + config.late_share)
-            / (1.0 - config.duplicate_share).max(0.01);
-        let seconds = (config.min_lines as f64 / per_second).ceil().max(1.0);
-        let spread_s = (seconds * config.midnight_at.clamp(0.0, 1.0)).round() as u32;
+        let per_second = lines_per_second(devices.len(), config);
+        let rounds = (config.pool_lines as f64 / per_second / ROUND_SECONDS as f64)
+            .round()
+            .max(1.0) as usize;
+        let seconds = rounds * ROUND_SECONDS;
+        let epoch_ms = seconds as i64 * 1000;
+        let stream_s = (config.expected_lines as f64 / per_second).ceil().max(1.0);
+        let spread_s = (stream_s * config.midnight_at.clamp(0.0, 1.0)).round() as u32;
         let start_ms = config.midnight_ms - i64::from(spread_s) * 1000;
         let threads = config.threads.clamp(1, devices.len().max(1));
         let chunk = devices.len().div_ceil(threads).max(1);
@@ -189,7 +264,7 @@ impl Pool {
                             vehicle: Vehicle::new(d.tracker, first_ms, config.seed),
                             device: d.clone(),
                             rng,
-                            late_times: HashSet::new(),
+                            late_residues: HashSet::new(),
                             warmup_s,
                         }
                     })
@@ -208,23 +283,30 @@ impl Pool {
             }
         });
 
-        let mut text = Vec::with_capacity(config.min_lines.saturating_mul(720));
+        let expected = (per_second * seconds as f64) as usize + devices.len();
+        let mut text = Vec::with_capacity(expected.saturating_mul(560));
         let mut pool = Self {
             text: Bytes::new(),
-            ends: Vec::with_capacity(config.min_lines + devices.len()),
-            ids: Vec::with_capacity(config.min_lines + devices.len()),
-            kinds: Vec::with_capacity(config.min_lines + devices.len()),
-            keys: Vec::with_capacity(config.min_lines + devices.len()),
+            ends: Vec::with_capacity(expected),
+            ids: Vec::with_capacity(expected),
+            kinds: Vec::with_capacity(expected),
+            time_at: Vec::with_capacity(expected),
+            keys: Vec::with_capacity(expected),
+            index: KeyIndex::default(),
+            format,
             start_ms,
             midnight_ms: config.midnight_ms,
+            epoch_ms,
         };
         let duplicate_p = config.duplicate_share / (1.0 - config.duplicate_share).max(0.01);
         let mut choices = SplitMix64::new(config.seed ^ 0x6475_706c_6963_6174); // "duplicat"
-        while pool.ids.len() < config.min_lines {
-            let rounds = std::thread::scope(|scope| {
+        for _ in 0..rounds {
+            let rendered = std::thread::scope(|scope| {
                 let handles: Vec<_> = groups
                     .iter_mut()
-                    .map(|group| scope.spawn(move || group.render(ROUND_SECONDS, format, config)))
+                    .map(|group| {
+                        scope.spawn(move || group.render(ROUND_SECONDS, format, config, epoch_ms))
+                    })
                     .collect();
                 handles
                     .into_iter()
@@ -235,23 +317,34 @@ impl Pool {
                     .collect::<anyhow::Result<Vec<Vec<Vec<Rendered>>>>>()
             })?;
             for second in 0..ROUND_SECONDS {
-                for (group, rendered) in groups.iter().zip(&rounds) {
+                for (group, rendered) in groups.iter().zip(&rendered) {
                     let Some(lines) = rendered.get(second) else {
                         continue;
                     };
                     for (simulated, line) in group.vehicles.iter().zip(lines) {
                         let tracker = simulated.device.tracker.0;
-                        pool.push_distinct(&mut text, &line.fresh, tracker, LineKind::Fresh);
+                        pool.push_distinct(&mut text, &line.fresh, tracker, LineKind::Fresh)?;
                         pool.maybe_duplicate(&mut text, &mut choices, duplicate_p);
                         if let Some(late) = &line.late {
-                            pool.push_distinct(&mut text, late, tracker, LineKind::Late);
+                            pool.push_distinct(&mut text, late, tracker, LineKind::Late)?;
                             pool.maybe_duplicate(&mut text, &mut choices, duplicate_p);
                         }
                     }
                 }
             }
         }
+        text.shrink_to_fit();
         pool.text = Bytes::from(text);
+        pool.index.reserve(pool.keys.len());
+        for (d, &(tracker, time)) in pool.keys.iter().enumerate() {
+            let residue = time.rem_euclid(epoch_ms);
+            if pool.index.insert((tracker, residue), d as u32).is_some() {
+                bail!(
+                    "two messages of tracker {tracker} are a multiple of {epoch_ms} ms apart: \
+                     epochs would repeat a key"
+                );
+            }
+        }
         Ok(pool)
     }
 
@@ -261,13 +354,23 @@ impl Pool {
         (line, time_ms): &(String, i64),
         tracker: i64,
         kind: LineKind,
-    ) {
+    ) -> anyhow::Result<()> {
+        let at = time_offset(line, self.format)?;
+        let mut written = [0u8; TIME_WIDTH_MAX];
+        let width = write_time(&mut written, *time_ms, self.format);
+        ensure!(
+            line.as_bytes().get(at..at + width) == written.get(..width),
+            "line {} does not carry its message time {time_ms} where expected: {line}",
+            self.ends.len()
+        );
         text.extend_from_slice(line.as_bytes());
         text.push(b'\n');
         self.ends.push(text.len());
         self.ids.push(self.keys.len() as u32);
         self.kinds.push(kind);
+        self.time_at.push(at as u32);
         self.keys.push((tracker, *time_ms));
+        Ok(())
     }
 
     fn maybe_duplicate(&mut self, text: &mut Vec<u8>, choices: &mut SplitMix64, p: f64) {
@@ -282,9 +385,11 @@ impl Pool {
         self.ids
             .push(self.ids.get(line).copied().unwrap_or_default());
         self.kinds.push(LineKind::Duplicate);
+        self.time_at
+            .push(self.time_at.get(line).copied().unwrap_or_default());
     }
 
-    /// Byte range of line `i` (with its `\n`).
+    /// Byte range of pool line `i` (with its `\n`).
     fn span(&self, i: usize) -> (usize, usize) {
         let from = match i {
             0 => 0,
@@ -293,92 +398,241 @@ impl Pool {
         (from, self.ends.get(i).copied().unwrap_or(from))
     }
 
-    /// Lines in the pool.
-    pub fn lines(&self) -> usize {
+    /// Lines in the pool (an epoch of the stream).
+    pub fn pool_lines(&self) -> usize {
         self.ends.len()
     }
 
-    /// Distinct messages in the pool.
-    pub fn distinct(&self) -> usize {
+    /// Distinct messages in the pool (an epoch of the stream).
+    pub fn pool_distinct(&self) -> usize {
         self.keys.len()
     }
 
-    /// Lines of each kind: fresh, late, duplicate.
-    pub fn kind_counts(&self, lines: std::ops::Range<usize>) -> (usize, usize, usize) {
-        let kinds = self.kinds.get(lines).unwrap_or_default();
-        let count = |k: LineKind| kinds.iter().filter(|&&x| x == k).count();
-        (
-            count(LineKind::Fresh),
-            count(LineKind::Late),
-            count(LineKind::Duplicate),
-        )
+    /// Bytes of the pool's text.
+    pub fn pool_bytes(&self) -> usize {
+        self.text.len()
     }
 
-    /// The message time of line `i`.
-    pub fn time_ms(&self, i: usize) -> i64 {
-        self.ids
-            .get(i)
-            .and_then(|&id| self.keys.get(id as usize))
-            .map_or(0, |k| k.1)
+    /// Bytes held in all: the text, the per-line and per-message indexes.
+    pub fn memory_bytes(&self) -> usize {
+        self.text.len()
+            + self.ends.capacity() * 8
+            + self.ids.capacity() * 4
+            + self.kinds.capacity()
+            + self.time_at.capacity() * 4
+            + self.keys.capacity() * 16
+            + self.index.capacity() * 24
     }
 
-    /// The pool cut into bodies of `lines_per_body` lines (the last ones
-    /// shorter), compressed on `threads` threads.
-    pub fn bodies(
+    /// Stream line `n` as (epoch, pool line).
+    fn split(&self, n: u64) -> (u64, usize) {
+        let lines = self.pool_lines().max(1) as u64;
+        (n / lines, (n % lines) as usize)
+    }
+
+    /// What stream line `n` is.
+    pub fn kind(&self, n: u64) -> LineKind {
+        let (_, i) = self.split(n);
+        self.kinds.get(i).copied().unwrap_or(LineKind::Fresh)
+    }
+
+    /// The distinct message stream line `n` carries (a copy: its original's).
+    pub fn message(&self, n: u64) -> u64 {
+        let (epoch, i) = self.split(n);
+        epoch * self.pool_distinct() as u64 + u64::from(self.ids.get(i).copied().unwrap_or(0))
+    }
+
+    /// The key (tracker id, message time) of distinct message `m`.
+    pub fn key(&self, m: u64) -> (i64, i64) {
+        let distinct = self.pool_distinct().max(1) as u64;
+        let (epoch, d) = (m / distinct, (m % distinct) as usize);
+        let (tracker, time) = self.keys.get(d).copied().unwrap_or_default();
+        (tracker, time + epoch as i64 * self.epoch_ms)
+    }
+
+    /// The distinct message of the stream with this key, if any.
+    pub fn message_of(&self, (tracker, time): (i64, i64)) -> Option<u64> {
+        let d = *self.index.get(&(tracker, time.rem_euclid(self.epoch_ms)))?;
+        let shift = time - self.keys.get(d as usize)?.1;
+        if shift < 0 || shift % self.epoch_ms != 0 {
+            return None;
+        }
+        Some((shift / self.epoch_ms) as u64 * self.pool_distinct() as u64 + u64::from(d))
+    }
+
+    /// The message time of stream line `n`.
+    pub fn time_ms(&self, n: u64) -> i64 {
+        self.key(self.message(n)).1
+    }
+
+    /// Lines of each kind among stream lines `lines`: fresh, late, duplicate.
+    pub fn kind_counts(&self, lines: Range<u64>) -> (usize, usize, usize) {
+        let mut counts = [0usize; 3];
+        let mut n = lines.start;
+        while n < lines.end {
+            let (_, i) = self.split(n);
+            let stop = (i as u64 + (lines.end - n)).min(self.pool_lines() as u64) as usize;
+            for kind in self.kinds.get(i..stop).unwrap_or_default() {
+                counts[*kind as usize] += 1;
+            }
+            n += (stop - i).max(1) as u64;
+        }
+        (counts[0], counts[1], counts[2])
+    }
+
+    /// Appends stream lines `lines` to `out`: the pool's bytes, with the
+    /// message times of a later epoch written over in place.
+    pub fn render(&self, lines: Range<u64>, out: &mut Vec<u8>) {
+        let mut n = lines.start;
+        while n < lines.end {
+            let (epoch, i) = self.split(n);
+            let stop = (i as u64 + (lines.end - n)).min(self.pool_lines() as u64) as usize;
+            if stop <= i {
+                return;
+            }
+            let (from, _) = self.span(i);
+            let (_, to) = self.span(stop - 1);
+            let base = out.len();
+            out.extend_from_slice(self.text.get(from..to).unwrap_or_default());
+            if epoch > 0 {
+                let shift = epoch as i64 * self.epoch_ms;
+                for j in i..stop {
+                    let (start, _) = self.span(j);
+                    let at = base + start - from + self.time_at[j] as usize;
+                    let time = self.keys[self.ids[j] as usize].1 + shift;
+                    if let Some(slot) = out.get_mut(at..) {
+                        write_time(slot, time, self.format);
+                    }
+                }
+            }
+            n += (stop - i) as u64;
+        }
+    }
+
+    /// Body `index` of the stream cut into bodies of `lines_per_body`
+    /// lines, compressed. An epoch-0 plain body is a slice of the pool.
+    pub fn body(
         &self,
+        index: usize,
         lines_per_body: usize,
         compression: Compression,
-        threads: usize,
-    ) -> anyhow::Result<Vec<Body>> {
+    ) -> anyhow::Result<Body> {
         let lines_per_body = lines_per_body.max(1);
-        let plain: Vec<Body> = (0..self.lines())
-            .step_by(lines_per_body)
-            .map(|first| {
-                let last = (first + lines_per_body).min(self.lines());
-                let (from, _) = self.span(first);
-                let (_, to) = self.span(last - 1);
-                Body {
-                    bytes: self.text.slice(from..to),
-                    first_line: first,
-                    lines: last - first,
-                    raw_bytes: to - from,
-                }
-            })
-            .collect();
-        if compression == Compression::None {
-            return Ok(plain);
-        }
-        let chunk = plain.len().div_ceil(threads.max(1)).max(1);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = plain
-                .chunks(chunk)
-                .map(|bodies| {
-                    scope.spawn(move || -> anyhow::Result<Vec<Body>> {
-                        bodies
-                            .iter()
-                            .map(|body| {
-                                Ok(Body {
-                                    bytes: Bytes::from(compress(&body.bytes, compression)?),
-                                    ..body.clone()
-                                })
-                            })
-                            .collect()
-                    })
-                })
-                .collect();
-            let mut all = Vec::with_capacity(plain.len());
-            for handle in handles {
-                let done = handle
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("a compression thread panicked"))??;
-                all.extend(done);
-            }
-            Ok(all)
+        let first = index as u64 * lines_per_body as u64;
+        let last = first + lines_per_body as u64;
+        let (epoch, i) = self.split(first);
+        let plain = if epoch == 0 && last <= self.pool_lines() as u64 {
+            let (from, _) = self.span(i);
+            let (_, to) = self.span(i + lines_per_body - 1);
+            self.text.slice(from..to)
+        } else {
+            let mut out = Vec::with_capacity(self.average_line_bytes() * lines_per_body + 1024);
+            self.render(first..last, &mut out);
+            Bytes::from(out)
+        };
+        let raw_bytes = plain.len();
+        let bytes = match compression {
+            Compression::None => plain,
+            _ => Bytes::from(compress(&plain, compression)?),
+        };
+        Ok(Body {
+            index,
+            bytes,
+            first_line: first,
+            lines: lines_per_body,
+            raw_bytes,
         })
+    }
+
+    fn average_line_bytes(&self) -> usize {
+        self.text.len().div_ceil(self.pool_lines().max(1))
     }
 }
 
-fn compress(bytes: &[u8], compression: Compression) -> anyhow::Result<Vec<u8>> {
+/// Where the value of `msg_time` starts in a rendered line.
+fn time_offset(line: &str, format: Format) -> anyhow::Result<usize> {
+    let marker = match format {
+        Format::Intake => "\"msg_time\":\"",
+        Format::ClickHouse { .. } => "\"msg_time\":",
+    };
+    match line.find(marker) {
+        Some(at) => Ok(at + marker.len()),
+        None => bail!("a rendered line has no msg_time: {line}"),
+    }
+}
+
+/// The widest message time written: `2024-06-01T00:00:00.123Z`.
+const TIME_WIDTH_MAX: usize = 24;
+
+/// Writes `ms` as `format` writes a message time at the start of `out`
+/// (`2024-06-01T00:00:00Z`, `2024-06-01T00:00:00.123Z` when not on a whole
+/// second, as `backends::intake_line`; ClickHouse: the ms as 13 digits);
+/// returns its width. A time shifted by whole seconds keeps its width.
+fn write_time(out: &mut [u8], ms: i64, format: Format) -> usize {
+    let mut buffer = [0u8; TIME_WIDTH_MAX];
+    let width = match format {
+        Format::Intake => {
+            let days = ms.div_euclid(86_400_000);
+            let ms_of_day = ms.rem_euclid(86_400_000);
+            let (y, m, d) = civil_from_days(days);
+            let s = ms_of_day / 1000;
+            digits(&mut buffer[0..4], y);
+            buffer[4] = b'-';
+            digits(&mut buffer[5..7], m);
+            buffer[7] = b'-';
+            digits(&mut buffer[8..10], d);
+            buffer[10] = b'T';
+            digits(&mut buffer[11..13], s / 3600);
+            buffer[13] = b':';
+            digits(&mut buffer[14..16], s / 60 % 60);
+            buffer[16] = b':';
+            digits(&mut buffer[17..19], s % 60);
+            match ms_of_day % 1000 {
+                0 => {
+                    buffer[19] = b'Z';
+                    20
+                }
+                fraction => {
+                    buffer[19] = b'.';
+                    digits(&mut buffer[20..23], fraction);
+                    buffer[23] = b'Z';
+                    24
+                }
+            }
+        }
+        Format::ClickHouse { .. } => {
+            digits(&mut buffer[0..13], ms);
+            13
+        }
+    };
+    let width = width.min(out.len());
+    out[..width].copy_from_slice(&buffer[..width]);
+    width
+}
+
+/// `value` in decimal, zero-padded to fill `out` (its lowest digits).
+fn digits(out: &mut [u8], mut value: i64) {
+    for slot in out.iter_mut().rev() {
+        *slot = b'0' + value.rem_euclid(10) as u8;
+        value = value.div_euclid(10);
+    }
+}
+
+/// Days since 1970-01-01 → (year, month, day), Howard Hinnant's algorithm.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `bytes` compressed as `compression` says.
+pub fn compress(bytes: &[u8], compression: Compression) -> anyhow::Result<Vec<u8>> {
     Ok(match compression {
         Compression::None => bytes.to_vec(),
         Compression::Zstd(level) => zstd::bulk::compress(bytes, level)?,
@@ -398,6 +652,7 @@ impl Group {
         seconds: usize,
         format: Format,
         config: &StreamConfig,
+        epoch_ms: i64,
     ) -> Vec<Vec<Rendered>> {
         (0..seconds)
             .map(|_| {
@@ -408,22 +663,25 @@ impl Group {
                             vehicle,
                             device,
                             rng,
-                            late_times,
+                            late_residues,
                             ..
                         } = simulated;
                         let mut message = vehicle.next_message();
                         message.precision = message.precision.filter(|p| *p >= 0);
                         let fresh = (render(&message, device, format), message.message_time_ms);
                         // Minutes to hours behind, off the whole seconds of
-                        // the fresh lines and unique per tracker, so a late
-                        // message is never a duplicate by accident.
+                        // the fresh lines and unique per tracker modulo the
+                        // epoch, so a late message is never a duplicate by
+                        // accident, in any epoch.
                         let newest = message.message_time_ms;
                         let late_time = rng.chance(config.late_share).then(|| {
                             (0..16).find_map(|_| {
                                 let time = newest
                                     - i64::from(rng.between(120, 3 * 3600)) * 1000
                                     - i64::from(rng.between(1, 1000));
-                                late_times.insert(time).then_some(time)
+                                late_residues
+                                    .insert(time.rem_euclid(epoch_ms))
+                                    .then_some(time)
                             })
                         });
                         let late = late_time.flatten().map(|time| {
@@ -457,97 +715,106 @@ fn render(message: &Message, device: &Device, format: Format) -> String {
 }
 
 /// The intake line of `benches::backends` by `device_id`, without
-/// `tracker_id` and `server_time`.
-fn intake_text(message: &Message, device: &Device) -> String {
-    let mut line = match intake_line(message) {
-        Value::Object(fields) => fields,
-        _ => Map::new(),
+/// `tracker_id` and `server_time`: `backends::intake_line`'s members in its
+/// order, written straight into the text (building its `Value` costs 5
+/// times as much); the tests hold the two to the same bytes.
+fn intake_text(m: &Message, device: &Device) -> String {
+    let mut out = Vec::with_capacity(720);
+    out.extend_from_slice(b"{\"device_id\":");
+    scalar(&mut out, &device.device_id);
+    out.extend_from_slice(b",\"msg_time\":\"");
+    let mut time = [0u8; TIME_WIDTH_MAX];
+    let width = write_time(&mut time, m.message_time_ms, Format::Intake);
+    out.extend_from_slice(&time[..width]);
+    out.push(b'"');
+    member(
+        &mut out,
+        "gps_fix_type",
+        &m.gps_fix_type.map(|t| t.as_str()),
+    );
+    member(&mut out, "lat", &m.lat);
+    member(&mut out, "lng", &m.lng);
+    member(&mut out, "speed", &m.speed);
+    member(&mut out, "alt", &m.alt);
+    member(&mut out, "satellites", &m.satellites);
+    member(&mut out, "heading", &m.heading);
+    member(&mut out, "precision", &m.precision);
+    member(&mut out, "hdop", &m.hdop);
+    member(&mut out, "pdop", &m.pdop);
+    member(&mut out, "event_id", &m.event_id);
+    member(&mut out, "mn_name", &m.mn_name);
+    member(&mut out, "mn_roaming", &m.mn_roaming);
+    member(&mut out, "mn_code", &m.mn_code);
+    member(&mut out, "mn_csq", &m.mn_csq);
+    member(&mut out, "mn_type", &m.mn_type.map(|t| t.as_str()));
+    member(&mut out, "flags", &m.flags);
+    let discrete = |out: &mut Vec<u8>, name: &str, values: &[(u16, u8)]| {
+        object(
+            out,
+            name,
+            values.iter().map(|(n, v)| (n.to_string(), Value::from(*v))),
+        );
     };
-    line.shift_remove("tracker_id");
-    line.shift_remove("server_time");
-    line.shift_insert(0, "device_id".into(), Value::from(device.device_id.clone()));
-    Value::Object(line).to_string()
+    discrete(&mut out, "discrete_inputs", &m.discrete_inputs);
+    discrete(&mut out, "discrete_outputs", &m.discrete_outputs);
+    object(
+        &mut out,
+        "inputs",
+        m.inputs.iter().map(|(n, v)| (n.clone(), Value::from(*v))),
+    );
+    object(
+        &mut out,
+        "states",
+        m.states.iter().map(|(n, v)| {
+            let value = match v {
+                StateValue::Text(text) => Value::from(text.as_str()),
+                StateValue::Number(n) => Value::from(*n),
+                StateValue::Flag(b) => Value::from(*b),
+            };
+            (n.clone(), value)
+        }),
+    );
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `value` as JSON.
+fn scalar<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// `,"name":value`, left out when the value is null (`None`, or a number
+/// that is not finite), as `intake_line` leaves such members out.
+fn member<T: serde::Serialize>(out: &mut Vec<u8>, name: &str, value: &T) {
+    let mark = out.len();
+    out.push(b',');
+    scalar(out, name);
+    out.push(b':');
+    let start = out.len();
+    scalar(out, value);
+    if out.get(start..).is_some_and(|v| v == b"null") {
+        out.truncate(mark);
+    }
+}
+
+/// `,"name":{…}`, its entries in order (the simulator's are sorted and
+/// unique, as `intake_line`'s map keeps them).
+fn object(out: &mut Vec<u8>, name: &str, entries: impl Iterator<Item = (String, Value)>) {
+    out.push(b',');
+    scalar(out, name);
+    out.extend_from_slice(b":{");
+    for (i, (key, value)) in entries.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        scalar(out, &key);
+        out.push(b':');
+        scalar(out, &value);
+    }
+    out.push(b'}');
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn devices(n: i64) -> Vec<Device> {
-        (1..=n)
-            .map(|i| Device {
-                tracker: TrackerId(i),
-                device_id: format!("35630704250{i:04}"),
-            })
-            .collect()
-    }
-
-    fn config(min_lines: usize) -> StreamConfig {
-        StreamConfig {
-            min_lines,
-            duplicate_share: 0.015,
-            late_share: 0.01,
-            midnight_ms: 1_717_200_000_000,
-            midnight_at: 0.1,
-            warmup_s: 600,
-            seed: 17,
-            threads: 2,
-        }
-    }
-
-    #[test]
-    fn the_stream_has_duplicates_late_lines_and_a_midnight() {
-        let pool = Pool::generate(&devices(200), Format::Intake, &config(40_000)).unwrap();
-        assert!(pool.lines() >= 40_000);
-        let (fresh, late, duplicates) = pool.kind_counts(0..pool.lines());
-        assert_eq!(fresh + late + duplicates, pool.lines());
-        assert_eq!(fresh + late, pool.distinct());
-        let share = duplicates as f64 / pool.lines() as f64;
-        assert!((0.01..0.02).contains(&share), "{share}");
-        assert!(late > 0);
-        assert!(pool.keys.iter().any(|k| k.1 < pool.midnight_ms));
-        assert!(pool.keys.iter().any(|k| k.1 >= pool.midnight_ms));
-        // Distinct messages have distinct keys: a duplicate is only ever a copy.
-        let keys: HashSet<_> = pool.keys.iter().collect();
-        assert_eq!(keys.len(), pool.distinct());
-        // A copy is byte for byte its original.
-        let text = |i: usize| {
-            let (a, b) = pool.span(i);
-            &pool.text[a..b]
-        };
-        let first_copy = pool
-            .kinds
-            .iter()
-            .position(|k| *k == LineKind::Duplicate)
-            .unwrap();
-        let original = pool.ids.iter().position(|&id| id == pool.ids[first_copy]);
-        assert_eq!(text(first_copy), text(original.unwrap()));
-        let line: Value = serde_json::from_slice(text(0)).unwrap();
-        assert!(line.get("device_id").is_some());
-        assert!(line.get("tracker_id").is_none() && line.get("server_time").is_none());
-    }
-
-    #[test]
-    fn both_formats_carry_the_same_rows_and_bodies_cover_the_pool() {
-        let intake = Pool::generate(&devices(50), Format::Intake, &config(5_000)).unwrap();
-        let rows = Pool::generate(
-            &devices(50),
-            Format::ClickHouse { server_time_ms: 1 },
-            &config(5_000),
-        )
-        .unwrap();
-        assert_eq!(intake.ids, rows.ids);
-        assert_eq!(intake.keys, rows.keys);
-        let bodies = intake.bodies(1000, Compression::Zstd(3), 2).unwrap();
-        assert_eq!(
-            bodies.iter().map(|b| b.lines).sum::<usize>(),
-            intake.lines()
-        );
-        let first = zstd::decode_all(&bodies[0].bytes[..]).unwrap();
-        assert_eq!(first.len(), bodies[0].raw_bytes);
-        assert_eq!(first.iter().filter(|&&c| c == b'\n').count(), 1000);
-        let row: Value = serde_json::from_slice(&rows.text[..rows.span(0).1]).unwrap();
-        assert_eq!(row["tracker_id"], rows.keys[0].0);
-        assert_eq!(row["msg_time"], rows.keys[0].1);
-    }
-}
+mod tests;
