@@ -411,7 +411,7 @@ pub fn iso(ms: i64) -> String {
 }
 
 /// Days since 1970-01-01 → (year, month, day), Howard Hinnant's algorithm.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -589,16 +589,7 @@ async fn main() -> anyhow::Result<()> {
         ),
         accepted + duplicates == acked_lines,
     );
-    verdict.check(
-        format!(
-            "no (tracker, msg_time) stored twice ({} rows{})",
-            stored.twice,
-            stored
-                .first_twice
-                .map_or_else(String::new, |k| format!(", first {k:?}"))
-        ),
-        stored.twice == 0,
-    );
+    verdict.check_stored_once(&stored);
     let (never_sent, first_never_sent) = stored.messages.missing_from(&expected.sent);
     verdict.check(
         format!(

@@ -217,16 +217,7 @@ pub async fn trackhouse(
         ),
         totals.duplicates + totals.accepted == expected.lines,
     );
-    verdict.check(
-        format!(
-            "no (tracker, msg_time) stored twice ({} rows{})",
-            stored.twice,
-            stored
-                .first_twice
-                .map_or_else(String::new, |k| format!(", first {k:?}"))
-        ),
-        stored.twice == 0,
-    );
+    verdict.check_stored_once(&stored);
     verdict.check(
         format!(
             "no row of a message never sent ({} rows{})",

@@ -288,6 +288,20 @@ impl Verdict {
         self.checks.push((what.into(), held));
     }
 
+    /// Checks that no (tracker, msg_time) was stored twice.
+    pub fn check_stored_once(&mut self, stored: &Stored) {
+        self.check(
+            format!(
+                "no (tracker, msg_time) stored twice ({} rows{})",
+                stored.twice,
+                stored
+                    .first_twice
+                    .map_or_else(String::new, |k| format!(", first {k:?}"))
+            ),
+            stored.twice == 0,
+        );
+    }
+
     /// Whether every check held.
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|(_, held)| *held)

@@ -574,7 +574,7 @@ fn write_time(out: &mut [u8], ms: i64, format: Format) -> usize {
         Format::Intake => {
             let days = ms.div_euclid(86_400_000);
             let ms_of_day = ms.rem_euclid(86_400_000);
-            let (y, m, d) = civil_from_days(days);
+            let (y, m, d) = crate::export::civil_from_days(days);
             let s = ms_of_day / 1000;
             digits(&mut buffer[0..4], y);
             buffer[4] = b'-';
@@ -616,19 +616,6 @@ fn digits(out: &mut [u8], mut value: i64) {
         *slot = b'0' + value.rem_euclid(10) as u8;
         value = value.div_euclid(10);
     }
-}
-
-/// Days since 1970-01-01 → (year, month, day), Howard Hinnant's algorithm.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// `bytes` compressed as `compression` says.
