@@ -41,8 +41,10 @@ pub struct IngestConfig {
     pub wal_fsync: bool,
     /// The memtable is flushed to Parquet at least this often.
     pub flush_interval: Duration,
-    /// ... or as soon as it holds this many rows.
+    /// ... or as soon as it holds this many rows ...
     pub flush_rows: usize,
+    /// ... or this many bytes of Arrow arrays (what bounds the server's memory).
+    pub flush_bytes: usize,
     /// Writes are refused (HTTP 503, code 8) while the memtable holds more rows than this.
     pub max_unflushed_rows: usize,
     /// Writes waiting for the writer thread before new ones are refused.
@@ -83,6 +85,7 @@ impl IngestConfig {
             wal_fsync: true,
             flush_interval: Duration::from_secs(5),
             flush_rows: 1_000_000,
+            flush_bytes: DEFAULT_FLUSH_BYTES,
             max_unflushed_rows: 4_000_000,
             max_pending_writes: 1024,
             row_group_rows: 64 * 1024,
@@ -98,6 +101,9 @@ impl IngestConfig {
         }
     }
 }
+
+/// Bytes of Arrow arrays in the memtable that start a flush, by default.
+pub const DEFAULT_FLUSH_BYTES: usize = 128 * 1024 * 1024;
 
 /// Recent positions held in memory per tracker, by default.
 pub const DEFAULT_LIVE_POINTS_PER_TRACKER: usize = 1_000;
@@ -146,6 +152,8 @@ pub(crate) struct State {
     pub(crate) files: Arc<Vec<FileEntry>>,
     pub(crate) unflushed: Vec<RecordBatch>,
     pub(crate) unflushed_rows: usize,
+    /// Bytes of the memtable's arrays.
+    pub(crate) unflushed_bytes: usize,
     pub(crate) oldest_unflushed: Option<Instant>,
     /// Held by snapshots; deletes replaced files once no snapshot needs them.
     pub(crate) epoch: Arc<maintenance::Epoch>,
@@ -192,6 +200,9 @@ impl Shared {
     fn publish_gauges(&self) {
         let state = self.read();
         self.metrics.unflushed_rows.set(state.unflushed_rows as i64);
+        self.metrics
+            .unflushed_bytes
+            .set(i64::try_from(state.unflushed_bytes).unwrap_or(i64::MAX));
         self.metrics.files.set(state.files.len() as i64);
         self.metrics
             .file_bytes
@@ -222,6 +233,11 @@ pub(crate) fn partition_rows(batch: &RecordBatch, out: &mut Vec<(PartitionKey, u
             _ => out.push((partition, 1)),
         }
     }
+}
+
+/// Bytes of the arrays of memtable batches.
+pub(crate) fn memory_of(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(RecordBatch::get_array_memory_size).sum()
 }
 
 /// Commands of the writer thread, handled in order.
@@ -564,6 +580,7 @@ impl Shared {
             dedup.recover(partition, keys, all_names);
         }
         let mut state = self.write();
+        state.unflushed_bytes += memory_of(&recovered.batches);
         state.unflushed.extend(recovered.batches);
         state.unflushed_rows += recovered.rows;
         state.oldest_unflushed = Some(Instant::now());

@@ -31,6 +31,7 @@ pub(crate) struct IngestMetrics {
     pub(crate) group_writes: Histogram,
     pub(crate) flush_lag_seconds: Gauge<f64, AtomicU64>,
     pub(crate) unflushed_rows: Gauge,
+    pub(crate) unflushed_bytes: Gauge,
     pub(crate) flushes: Counter,
     pub(crate) rows_flushed: Counter,
     pub(crate) dedup_loads: Counter,
@@ -60,6 +61,7 @@ impl IngestMetrics {
             group_writes: Histogram::new(exponential_buckets(1.0, 2.0, 12)),
             flush_lag_seconds: Gauge::default(),
             unflushed_rows: Gauge::default(),
+            unflushed_bytes: Gauge::default(),
             flushes: Counter::default(),
             rows_flushed: Counter::default(),
             dedup_loads: Counter::default(),
@@ -126,6 +128,11 @@ impl IngestMetrics {
             "trackhouse_dedup_partition_loads",
             "(tracker, day) partitions of the deduplication index read from storage",
             m.dedup_loads.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_unflushed_bytes",
+            "Bytes of the Arrow arrays of acknowledged rows held in memory (a flush starts at --flush-bytes)",
+            m.unflushed_bytes.clone(),
         );
         r.register(
             "trackhouse_ingest_unflushed_rows",

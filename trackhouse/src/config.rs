@@ -235,6 +235,11 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_FLUSH_ROWS", default_value_t = 1_000_000)]
     pub(crate) flush_rows: usize,
 
+    /// ... or once the rows waiting in memory take this many bytes of Arrow arrays (what bounds the server's memory under load).
+    #[arg(long, env = "TRACKHOUSE_FLUSH_BYTES", default_value_t = ingest::DEFAULT_FLUSH_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_048_576..=68_719_476_736))]
+    pub(crate) flush_bytes: usize,
+
     /// Intake answers HTTP 503 (code 8) with Retry-After while more rows than this wait for a flush.
     #[arg(
         long,
@@ -316,6 +321,7 @@ impl ServerArgs {
         ingest::IngestConfig {
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
             flush_rows: self.flush_rows.max(1),
+            flush_bytes: self.flush_bytes,
             max_unflushed_rows: self.max_unflushed_rows.max(1),
             max_inner_names_per_day: self.max_inner_names_per_day,
             wal_fsync: !self.unsafe_no_wal_fsync,

@@ -44,6 +44,7 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
                     .oldest_unflushed
                     .is_some_and(|t| t.elapsed() >= max_delay);
             state.unflushed_rows >= shared.config.flush_rows
+                || state.unflushed_bytes >= shared.config.flush_bytes
                 || (state.unflushed_rows > 0
                     && last_flush.elapsed() >= shared.config.flush_interval
                     && large_or_old)
@@ -107,6 +108,9 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
         state.files = Arc::new(files);
         state.unflushed.drain(..count);
         state.unflushed_rows -= rows;
+        state.unflushed_bytes = state
+            .unflushed_bytes
+            .saturating_sub(super::memory_of(&batches));
         state.oldest_unflushed = if state.unflushed.is_empty() {
             None
         } else {

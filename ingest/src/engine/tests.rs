@@ -544,3 +544,37 @@ async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
     assert_eq!((late.accepted, late.duplicates, loads()), (1, 1, 1));
     ingest.shutdown().unwrap();
 }
+
+/// The memtable is flushed once its arrays take `flush_bytes`, whatever the
+/// interval and row count, and the gauge follows.
+#[tokio::test]
+async fn a_memtable_past_its_bytes_is_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = IngestConfig {
+        flush_bytes: 1024 * 1024,
+        ..config(dir.path())
+    };
+    let ingest = Ingest::open(config, &mut Registry::default()).unwrap();
+    ingest
+        .write((0..100).map(|i| message(1, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        ingest.snapshot().files.is_empty(),
+        "100 rows stay in memory"
+    );
+    let bytes = ingest.shared.read().unflushed_bytes;
+    assert!(bytes > 0 && bytes < 1024 * 1024, "{bytes}");
+    ingest
+        .write((0..20_000).map(|i| message(2, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    eventually("a flush by bytes", || {
+        let snapshot = ingest.snapshot();
+        snapshot.unflushed.is_empty() && !snapshot.files.is_empty()
+    });
+    assert_eq!(ingest.shared.read().unflushed_bytes, 0);
+    assert_eq!(rows(&ingest.snapshot()), 20_100);
+    ingest.shutdown().unwrap();
+}

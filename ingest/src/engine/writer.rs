@@ -280,6 +280,7 @@ fn store(
         shared.metrics.group_writes.observe(group as f64);
         let batches = to_record_batches(&kept)?;
         let mut state = shared.write();
+        state.unflushed_bytes += super::memory_of(&batches);
         state.unflushed.extend(batches);
         state.unflushed_rows += kept.len();
         state.oldest_unflushed.get_or_insert_with(Instant::now);
