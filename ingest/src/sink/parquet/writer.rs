@@ -1,6 +1,6 @@
 //! Sorting batches into day files, and reading keys back.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -50,15 +50,52 @@ struct Piece {
     start: usize,
     len: usize,
     /// Indices into the source's fields of the inner columns with a value here.
-    inner: Vec<usize>,
+    inner: Vec<u32>,
     /// Inner cells with a value.
     values: usize,
 }
 
-impl Piece {
-    fn inner_names<'s>(&'s self, sources: &'s [RecordBatch]) -> impl Iterator<Item = &'s String> {
-        let fields = sources[self.source].schema_ref().fields();
-        self.inner.iter().map(move |&i| fields[i].name())
+/// The inner columns' names of a flush's sources, each once, so that pieces
+/// compare names as numbers (a flush of rows from 10,000 interleaved
+/// trackers has about a piece per row).
+#[derive(Debug, Default)]
+struct Names {
+    names: Vec<String>,
+    ids: HashMap<String, u32, foldhash::quality::RandomState>,
+    /// For each source, the id of each of its fields ([`NOT_INNER`] for the
+    /// fixed columns).
+    of_field: Vec<Vec<u32>>,
+}
+
+const NOT_INNER: u32 = u32::MAX;
+
+impl Names {
+    /// Adds the next source's fields.
+    fn add_source(&mut self, schema: &arrow::datatypes::Schema) {
+        let ids = schema
+            .fields()
+            .iter()
+            .map(|field| {
+                let name = field.name();
+                if InnerKind::split(name).is_none() {
+                    return NOT_INNER;
+                }
+                if let Some(&id) = self.ids.get(name) {
+                    return id;
+                }
+                let id = self.names.len() as u32;
+                self.names.push(name.clone());
+                self.ids.insert(name.clone(), id);
+                id
+            })
+            .collect();
+        self.of_field.push(ids);
+    }
+
+    /// The ids of the inner columns `piece` has values in.
+    fn of<'s>(&'s self, piece: &'s Piece) -> impl Iterator<Item = u32> + 's {
+        let ids = &self.of_field[piece.source];
+        piece.inner.iter().map(move |&field| ids[field as usize])
     }
 }
 
@@ -78,15 +115,16 @@ pub(crate) fn write_day_files(
     mut next_id: impl FnMut() -> u64,
     written: &mut Vec<FileEntry>,
 ) -> Result<()> {
-    let (sources, pieces) = pieces(batches)?;
+    let (sources, names, pieces) = pieces(batches)?;
     let mut start = 0;
     while start < pieces.len() {
         let day = pieces[start].day;
         let end = start + pieces[start..].iter().take_while(|p| p.day == day).count();
-        for file in file_groups(&sources, &pieces[start..end]) {
+        for file in file_groups(&names, &pieces[start..end]) {
             written.push(write_file(
                 config,
                 &sources,
+                &names,
                 &file.pieces,
                 file.names,
                 day,
@@ -98,25 +136,26 @@ pub(crate) fn write_day_files(
     Ok(())
 }
 
-/// The batches sorted by (day, tracker, message time), and their pieces
-/// ordered by (day, tracker), input order kept among equals.
-fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Vec<Piece>)> {
+/// The batches sorted by (day, tracker, message time), the names of their
+/// inner columns, and their pieces ordered by (day, tracker), input order
+/// kept among equals.
+fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece>)> {
     let mut sources = Vec::new();
+    let mut names = Names::default();
     let mut pieces = Vec::new();
     for batch in batches.iter().filter(|b| b.num_rows() > 0) {
         let sorted = sorted_by_day_tracker_time(batch)?;
         let keys = columns::key_columns(&sorted).ok_or(missing(columns::TRACKER_ID))?;
         let key = |i: usize| (day_of(keys.message_time.value(i)), keys.tracker.value(i));
-        let inner: Vec<(usize, &ArrayRef)> = sorted
-            .schema_ref()
-            .fields()
+        names.add_source(sorted.schema_ref());
+        let ids = names.of_field.last().map_or(&[][..], Vec::as_slice);
+        // The inner columns with a value somewhere, and their nulls.
+        let inner: Vec<(u32, Option<arrow::buffer::NullBuffer>)> = sorted
+            .columns()
             .iter()
-            .zip(sorted.columns())
             .enumerate()
-            .filter(|(_, (field, array))| {
-                InnerKind::split(field.name()).is_some() && array.null_count() < array.len()
-            })
-            .map(|(i, (_, array))| (i, array))
+            .filter(|&(i, array)| ids[i] != NOT_INNER && array.null_count() < array.len())
+            .map(|(i, array)| (i as u32, array.logical_nulls()))
             .collect();
         let source = sources.len();
         let mut start = 0;
@@ -136,13 +175,14 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Vec<Piece>)> {
                 inner: Vec::new(),
                 values: 0,
             };
-            for &(index, array) in &inner {
-                let present = match array.logical_nulls() {
+            for (index, nulls) in &inner {
+                let present = match nulls {
                     None => len,
+                    Some(nulls) if len == 1 => usize::from(nulls.is_valid(start)),
                     Some(nulls) => len - nulls.slice(start, len).null_count(),
                 };
                 if present > 0 {
-                    piece.inner.push(index);
+                    piece.inner.push(*index);
                     piece.values += present;
                 }
             }
@@ -152,19 +192,19 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Vec<Piece>)> {
         sources.push(sorted);
     }
     pieces.sort_by_key(|p| (p.day, p.tracker));
-    Ok((sources, pieces))
+    Ok((sources, names, pieces))
 }
 
 /// A batch cut into one batch per (day, tracker), each with only the inner
 /// columns it has values in (a rewrite reading a wide file keeps each
 /// tracker's own columns, not every column of the file for every row).
 fn tracker_slices(batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
-    let (sources, pieces) = pieces(std::slice::from_ref(batch))?;
+    let (sources, _, pieces) = pieces(std::slice::from_ref(batch))?;
     pieces
         .iter()
         .map(|piece| {
             let source = &sources[piece.source];
-            let own: HashSet<usize> = piece.inner.iter().copied().collect();
+            let own: HashSet<usize> = piece.inner.iter().map(|&i| i as usize).collect();
             let (fields, arrays): (Vec<_>, Vec<_>) = source
                 .schema_ref()
                 .fields()
@@ -225,20 +265,23 @@ struct FileGroup<'p> {
 /// with the same columns share a file; a tracker's rows span files only when
 /// their columns differ that much (a day that predates the limit on its
 /// columns, or a fleet of very different devices).
-fn file_groups<'p>(sources: &'p [RecordBatch], day: &'p [Piece]) -> Vec<FileGroup<'p>> {
+fn file_groups<'p>(names: &Names, day: &'p [Piece]) -> Vec<FileGroup<'p>> {
     struct Open<'p> {
         pieces: Vec<&'p Piece>,
-        names: BTreeSet<String>,
+        /// Which of the flush's names the file has, by id, and how many.
+        has: Vec<bool>,
+        width: usize,
         rows: usize,
         values: usize,
     }
     let mut open: Vec<Open<'_>> = Vec::new();
+    let mut own: Vec<u32> = Vec::new();
     for piece in day {
-        let own: Vec<&String> = piece.inner_names(sources).collect();
+        own.clear();
+        own.extend(names.of(piece));
         let (rows, values) = (piece.len, piece.values);
         let fits = |group: &Open<'_>| {
-            let width =
-                group.names.len() + own.iter().filter(|n| !group.names.contains(**n)).count();
+            let width = group.width + own.iter().filter(|&&id| !group.has[id as usize]).count();
             let (rows, values) = (group.rows + rows, group.values + values);
             width <= MAX_FILE_INNER_COLUMNS
                 && rows * width <= values * (FILE_NULLS_PER_VALUE + 1) + FILE_NULL_SLACK
@@ -248,7 +291,8 @@ fn file_groups<'p>(sources: &'p [RecordBatch], day: &'p [Piece]) -> Vec<FileGrou
             None => {
                 open.push(Open {
                     pieces: Vec::new(),
-                    names: BTreeSet::new(),
+                    has: vec![false; names.names.len()],
+                    width: 0,
                     rows: 0,
                     values: 0,
                 });
@@ -256,15 +300,26 @@ fn file_groups<'p>(sources: &'p [RecordBatch], day: &'p [Piece]) -> Vec<FileGrou
             }
         };
         let group = &mut open[index];
-        group.names.extend(own.into_iter().cloned());
+        for &id in &own {
+            if !std::mem::replace(&mut group.has[id as usize], true) {
+                group.width += 1;
+            }
+        }
         group.rows += rows;
         group.values += values;
         group.pieces.push(piece);
     }
     open.into_iter()
-        .map(|group| FileGroup {
-            pieces: group.pieces,
-            names: group.names.into_iter().collect(),
+        .map(|group| {
+            let mut own: Vec<String> = (group.has.iter().enumerate())
+                .filter(|(_, has)| **has)
+                .map(|(id, _)| names.names[id].clone())
+                .collect();
+            own.sort_unstable();
+            FileGroup {
+                pieces: group.pieces,
+                names: own,
+            }
         })
         .collect()
 }
@@ -317,11 +372,14 @@ fn file_order(sources: &[RecordBatch], pieces: &[&Piece]) -> Result<Vec<(usize, 
     Ok(order)
 }
 
+/// A source's columns by name.
+type Columns<'s> = HashMap<&'s str, &'s ArrayRef, foldhash::quality::RandomState>;
+
 /// The column `field` of the rows `order` (source, row) picks, from the
 /// sources whose columns `maps` holds (a source without it gives nulls).
 fn gather(
     field: &arrow::datatypes::Field,
-    maps: &[HashMap<&str, &ArrayRef>],
+    maps: &[Columns<'_>],
     order: &[(usize, usize)],
 ) -> Result<ArrayRef> {
     let present: Vec<Option<&ArrayRef>> = maps
@@ -415,6 +473,7 @@ fn properties(config: &ParquetConfig, inner_columns: usize) -> Result<WriterProp
 fn write_file(
     config: &ParquetConfig,
     sources: &[RecordBatch],
+    flush_names: &Names,
     pieces: &[&Piece],
     names: Vec<String>,
     day: i64,
@@ -442,15 +501,17 @@ fn write_file(
             .map_err(parquet_error)?;
     let chunk_rows =
         (MAX_CHUNK_CELLS / schema.fields().len().max(1)).clamp(1, config.row_group_rows.max(1));
-    let index: std::collections::HashMap<&str, u32> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| (name.as_str(), i as u32))
-        .collect();
+    // Each of the flush's names' place among this file's, by id.
+    let mut position = vec![NOT_INNER; flush_names.names.len()];
+    for (i, name) in names.iter().enumerate() {
+        if let Some(&id) = flush_names.ids.get(name) {
+            position[id as usize] = i as u32;
+        }
+    }
 
     // Each source's columns by name, looked up once per file (a wide file
     // has thousands of columns; a schema lookup by name is a linear scan).
-    let maps: Vec<HashMap<&str, &ArrayRef>> = sources
+    let maps: Vec<Columns<'_>> = sources
         .iter()
         .map(|source| {
             source
@@ -484,9 +545,10 @@ fn write_file(
             message = (message.0.min(m), message.1.max(m));
             server = (server.0.min(s), server.1.max(s));
         }
-        let inner = piece
-            .inner_names(sources)
-            .filter_map(|name| index.get(name.as_str()).copied());
+        let inner = flush_names
+            .of(piece)
+            .map(|id| position[id as usize])
+            .filter(|&i| i != NOT_INNER);
         match spans.last_mut() {
             Some(span) if span.tracker_id == piece.tracker => {
                 span.message_time_min_ms = span.message_time_min_ms.min(message.0);
