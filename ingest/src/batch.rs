@@ -27,14 +27,54 @@ pub(crate) struct Entry {
 impl Entry {
     /// Hashes the message's content without its server time: a retransmission
     /// or a replayed backfill hashes the same, whenever it arrives.
+    #[cfg(test)]
     pub(crate) fn new(message: Message) -> Result<Self> {
-        let mut probe = message;
-        let server_time_ms = std::mem::take(&mut probe.server_time_ms);
-        let encoded = postcard::to_stdvec(&probe).map_err(Error::Encode)?;
-        let content_hash = xxhash_rust::xxh3::xxh3_64(&encoded);
-        probe.server_time_ms = server_time_ms;
+        Self::encoded(message, &mut Encoded::default(), &mut Vec::new())
+    }
+
+    /// [`Entry::new`], appending the entry's WAL encoding (its postcard, as an
+    /// element of a `Vec<Entry>` record) to `into`. The message is encoded
+    /// once: its hash is taken over that encoding with the server time's
+    /// varint replaced by a 0, which is byte for byte the postcard of the
+    /// message with its server time zeroed (what the hash always was).
+    pub(crate) fn encoded(
+        message: Message,
+        into: &mut Encoded,
+        scratch: &mut Vec<u8>,
+    ) -> Result<Self> {
+        let start = into.bytes.len();
+        let result = Self::encode(message, into, start, scratch);
+        match &result {
+            Ok(_) => into.ends.push(into.bytes.len()),
+            Err(_) => into.bytes.truncate(start),
+        }
+        result
+    }
+
+    fn encode(
+        message: Message,
+        into: &mut Encoded,
+        start: usize,
+        scratch: &mut Vec<u8>,
+    ) -> Result<Self> {
+        postcard::to_io(&message, &mut into.bytes).map_err(Error::Encode)?;
+        // The message's fields in order: tracker, message time, server time, …
+        let mut head = [0u8; 32];
+        let keys = postcard::to_slice(&(message.tracker_id, message.message_time_ms), &mut head)
+            .map_err(Error::Encode)?
+            .len();
+        let server = postcard::to_slice(&message.server_time_ms, &mut head)
+            .map_err(Error::Encode)?
+            .len();
+        let encoded = &into.bytes[start..];
+        scratch.clear();
+        scratch.extend_from_slice(&encoded[..keys]);
+        scratch.push(0);
+        scratch.extend_from_slice(&encoded[keys + server..]);
+        let content_hash = xxhash_rust::xxh3::xxh3_64(scratch);
+        postcard::to_io(&content_hash, &mut into.bytes).map_err(Error::Encode)?;
         let mut entry = Self {
-            message: probe,
+            message,
             content_hash,
             name_keys: Vec::new(),
         };
@@ -84,6 +124,40 @@ impl Entry {
     }
 }
 
+/// The WAL encodings of a write's entries, side by side, made where the
+/// messages were parsed: the writer thread only copies those it keeps.
+#[derive(Debug, Default)]
+pub(crate) struct Encoded {
+    bytes: Vec<u8>,
+    /// Where each entry's encoding ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Encoded {
+    /// Room for about `entries` entries.
+    pub(crate) fn with_capacity(entries: usize) -> Self {
+        Self {
+            bytes: Vec::with_capacity(entries * 320),
+            ends: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Appends to `record` the WAL record (postcard of a `Vec<Entry>`) of the
+    /// entries at `kept` (ascending indices of this write's entries).
+    pub(crate) fn record_of(&self, kept: &[usize], record: &mut Vec<u8>) -> Result<()> {
+        postcard::to_io(&kept.len(), &mut *record).map_err(Error::Encode)?;
+        if kept.len() == self.ends.len() {
+            record.extend_from_slice(&self.bytes);
+            return Ok(());
+        }
+        for &index in kept {
+            let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
+            record.extend_from_slice(&self.bytes[start..self.ends[index]]);
+        }
+        Ok(())
+    }
+}
+
 /// The key of an inner column's storage name (`inputs.fuel`): its xxh3,
 /// which [`Entry::inner_keys`] computes from a message's kind and name without
 /// building the name. Distinct names are counted by key (a collision, at
@@ -115,8 +189,9 @@ const NULL_SLACK: usize = 64 * 1024;
 /// Most rows of one batch.
 const MAX_BATCH_ROWS: usize = 64 * 1024;
 
-/// Builds the memtable batches of `entries`: rows sorted by (tracker, UTC
-/// day, message time) (arrival order among equal times), cut so that the
+/// Builds the memtable batches of `entries`: rows sorted by (UTC day,
+/// tracker, message time) (arrival order among equal times), the order the
+/// flusher writes in (it never sorts a copy of a memtable batch), cut so that the
 /// null cells of a batch's inner columns stay within a few times the values
 /// it holds. Memory is then bounded by the values sent, whatever mix of
 /// names the messages carry: a message with many names of its own gets a
@@ -128,11 +203,12 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| {
         let m = &entries[i].message;
-        (m.tracker_id.0, entries[i].day(), m.message_time_ms)
+        (entries[i].day(), m.tracker_id.0, m.message_time_ms)
     });
     let mut batches = Vec::new();
     let mut chunk: Vec<&Entry> = Vec::new();
-    let mut names: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut names: std::collections::HashSet<u64, foldhash::quality::RandomState> =
+        std::collections::HashSet::default();
     let mut own: Vec<u64> = Vec::new();
     let mut values = 0usize;
     for entry in order.iter().map(|&i| &entries[i]) {
@@ -172,7 +248,8 @@ pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
 fn record_batch(entries: &[&Entry]) -> Result<RecordBatch> {
     let n = entries.len();
     // Keyed by borrowed names: a storage name is built once per column, not per value.
-    let mut inner: HashMap<InnerRef<'_>, InnerColumn> = HashMap::new();
+    let mut inner: HashMap<InnerRef<'_>, InnerColumn, foldhash::quality::RandomState> =
+        HashMap::default();
     for (row, entry) in entries.iter().enumerate() {
         let m = &entry.message;
         for (index, value) in &m.discrete_inputs {
@@ -496,5 +573,68 @@ mod stable_hash {
                 14_376_698_713_451_201_568
             ]
         );
+    }
+
+    /// The request thread encodes each message once: its hash is taken over
+    /// that encoding with the server time's varint replaced by a 0, and the
+    /// writer copies the kept entries' encodings into the WAL record. Both
+    /// must be byte for byte what they were: the hash of the postcard of the
+    /// message with its server time zeroed, and the postcard of the kept
+    /// entries as a `Vec<Entry>` (what replay reads).
+    #[test]
+    fn one_encoding_gives_the_old_hash_and_the_old_wal_record() {
+        let rules = LineRules::at(1_717_300_000_000);
+        let line = br#"{"tracker_id":7,"msg_time":"2024-06-01T07:00:00Z","lat":43.25,"inputs":{"fuel":55.5},"states":{"driver":"A12"},"discrete_inputs":{"1":1}}"#;
+        let parsed = parse_line(line, &rules).unwrap().message;
+        let mut messages = Vec::new();
+        for (tracker, time, server) in [
+            (7, parsed.message_time_ms, parsed.server_time_ms),
+            (-1, 0, 0),
+            (i64::MAX, i64::MIN, i64::MAX),
+            (i64::MIN, i64::MAX, i64::MIN),
+            (63, -64, 1),
+            (64, 63, -1),
+            (1 << 40, 1 << 50, (1 << 62) + 5),
+        ] {
+            let mut message = parsed.clone();
+            message.tracker_id = schemas::TrackerId(tracker);
+            message.message_time_ms = time;
+            message.server_time_ms = server;
+            messages.push(message);
+        }
+        messages.push(Message::default());
+
+        let mut encoded = Encoded::default();
+        let mut scratch = Vec::new();
+        let entries: Vec<Entry> = messages
+            .iter()
+            .map(|m| Entry::encoded(m.clone(), &mut encoded, &mut scratch).unwrap())
+            .collect();
+        for (message, entry) in messages.iter().zip(&entries) {
+            let mut zeroed = message.clone();
+            zeroed.server_time_ms = 0;
+            let old = xxhash_rust::xxh3::xxh3_64(&postcard::to_stdvec(&zeroed).unwrap());
+            assert_eq!(entry.content_hash, old, "{message:?}");
+            assert_eq!(entry.message, *message);
+        }
+
+        let all: Vec<usize> = (0..entries.len()).collect();
+        for kept in [all, vec![0, 2, 5], vec![entries.len() - 1], vec![]] {
+            let mut record = vec![0xAA];
+            encoded.record_of(&kept, &mut record).unwrap();
+            let chosen: Vec<Entry> = kept.iter().map(|&i| entries[i].clone()).collect();
+            assert_eq!(
+                record[1..],
+                postcard::to_stdvec(&chosen).unwrap(),
+                "{kept:?}"
+            );
+            let replayed: Vec<Entry> = postcard::from_bytes(&record[1..]).unwrap();
+            let pairs = |e: &[Entry]| -> Vec<(Message, u64)> {
+                e.iter()
+                    .map(|e| (e.message.clone(), e.content_hash))
+                    .collect()
+            };
+            assert_eq!(pairs(&replayed), pairs(&chosen));
+        }
     }
 }

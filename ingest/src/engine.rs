@@ -16,7 +16,7 @@ use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
-use crate::batch::{DAY_MS, Entry, day_of, name_key, to_record_batches};
+use crate::batch::{DAY_MS, Encoded, Entry, day_of, name_key, to_record_batches};
 use crate::dedup::{DedupIndex, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
@@ -245,6 +245,8 @@ pub(crate) fn memory_of(batches: &[RecordBatch]) -> usize {
 pub(crate) enum Command {
     Write {
         entries: Vec<Entry>,
+        /// The entries' WAL encodings.
+        encoded: Encoded,
         reply: tokio::sync::oneshot::Sender<Result<WriteOutcome>>,
     },
     /// Seal the WAL segment; answer it and how many memtable batches it covers.
@@ -388,9 +390,11 @@ impl Ingest {
             .enumerate()
             .filter_map(|(i, m)| Some((i, LivePoint::of(m)?)))
             .collect();
+        let mut encoded = Encoded::with_capacity(messages.len());
+        let mut scratch = Vec::new();
         let entries = messages
             .into_iter()
-            .map(Entry::new)
+            .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
             .collect::<Result<Vec<_>>>()?;
         let (reply, answer) = tokio::sync::oneshot::channel();
         let sender = self
@@ -399,7 +403,11 @@ impl Ingest {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or(Error::Stopped)?;
-        match sender.try_send(Command::Write { entries, reply }) {
+        match sender.try_send(Command::Write {
+            entries,
+            encoded,
+            reply,
+        }) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 return Err(Error::Backpressure {

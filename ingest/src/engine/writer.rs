@@ -14,7 +14,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
-use crate::batch::{Entry, to_record_batches};
+use crate::batch::{Encoded, Entry, to_record_batches};
 use crate::dedup::{DedupIndex, Known, PartitionKey};
 use crate::line::Limit;
 use crate::wal::{HEAL_PAUSE, Wal};
@@ -24,6 +24,13 @@ use crate::{Error, Result};
 const MAX_GROUP: usize = 512;
 
 type Reply = tokio::sync::oneshot::Sender<Result<WriteOutcome>>;
+
+/// A write waiting for its group.
+struct Pending {
+    entries: Vec<Entry>,
+    encoded: Encoded,
+    reply: Reply,
+}
 
 pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>) {
     let mut wal_bytes = wal.bytes_written();
@@ -45,11 +52,19 @@ pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>
                 Err(_) => break,
             }
         };
-        let mut pending: Vec<(Vec<Entry>, Reply)> = Vec::new();
+        let mut pending: Vec<Pending> = Vec::new();
         let mut next = Some(first);
         while let Some(command) = next.take() {
             match command {
-                Command::Write { entries, reply } => pending.push((entries, reply)),
+                Command::Write {
+                    entries,
+                    encoded,
+                    reply,
+                } => pending.push(Pending {
+                    entries,
+                    encoded,
+                    reply,
+                }),
                 other => {
                     commit(&shared, &mut wal, std::mem::take(&mut pending));
                     control(&shared, &mut wal, other);
@@ -112,12 +127,17 @@ fn control(shared: &Shared, wal: &mut Wal, command: Command) {
     }
 }
 
-fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<(Vec<Entry>, Reply)>) {
+fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<Pending>) {
     if writes.is_empty() {
         return;
     }
     let mut recorded: Vec<(PartitionKey, i64, u64)> = Vec::new();
-    let (groups, replies): (Vec<Vec<Entry>>, Vec<Reply>) = writes.into_iter().unzip();
+    let mut groups = Vec::with_capacity(writes.len());
+    let mut replies = Vec::with_capacity(writes.len());
+    for write in writes {
+        groups.push((write.entries, write.encoded));
+        replies.push(write.reply);
+    }
     match store(shared, wal, groups, &mut recorded) {
         Ok(outcomes) => {
             for (reply, outcome) in replies.into_iter().zip(outcomes) {
@@ -173,13 +193,13 @@ fn too_many_names(total: usize, limit: usize) -> String {
 fn load_needed(
     shared: &Shared,
     dedup: &mut DedupIndex,
-    writes: &[Vec<Entry>],
+    writes: &[(Vec<Entry>, Encoded)],
 ) -> Result<(HashSet<PartitionKey>, Vec<bool>)> {
-    let mut settled = Vec::with_capacity(writes.iter().map(Vec::len).sum());
+    let mut settled = Vec::with_capacity(writes.iter().map(|(entries, _)| entries.len()).sum());
     let mut touched: HashSet<PartitionKey> = HashSet::new();
     let mut absent: HashSet<PartitionKey> = HashSet::new();
     let mut complete: HashSet<PartitionKey> = HashSet::new();
-    for entry in writes.iter().flatten() {
+    for entry in writes.iter().flat_map(|(entries, _)| entries) {
         let partition = (entry.message.tracker_id.0, entry.day());
         if touched.insert(partition) && !dedup.is_loaded(partition) {
             absent.insert(partition);
@@ -202,20 +222,23 @@ fn load_needed(
 fn store(
     shared: &Shared,
     wal: &mut Wal,
-    writes: Vec<Vec<Entry>>,
+    writes: Vec<(Vec<Entry>, Encoded)>,
     recorded: &mut Vec<(PartitionKey, i64, u64)>,
 ) -> Result<Vec<WriteOutcome>> {
     let group = writes.len();
     let mut outcomes = Vec::with_capacity(writes.len());
-    let mut kept: Vec<Entry> = Vec::new();
+    let mut kept: Vec<Entry> = Vec::with_capacity(writes.iter().map(|(e, _)| e.len()).sum());
+    let mut kept_here: Vec<usize> = Vec::new();
+    let mut record: Vec<u8> = Vec::new();
     {
         let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         let (touched, settled) = load_needed(shared, &mut dedup, &writes)?;
         let mut settled = settled.into_iter();
         let limit = shared.config.max_inner_names_per_day;
         let mut names: Vec<u64> = Vec::new();
-        for entries in writes {
+        for (entries, encoded) in writes {
             let first_kept = kept.len();
+            kept_here.clear();
             let mut rejected = Vec::new();
             let sent = entries.len();
             for (index, entry) in entries.into_iter().enumerate() {
@@ -246,6 +269,7 @@ fn store(
                 dedup.insert(partition, time, hash);
                 recorded.push((partition, time, hash));
                 kept.push(entry);
+                kept_here.push(index);
             }
             let accepted = kept.len() - first_kept;
             shared
@@ -257,8 +281,9 @@ fn store(
                 rejected,
             });
             if accepted > 0 {
-                let payload = postcard::to_stdvec(&kept[first_kept..]).map_err(Error::Encode)?;
-                wal.append(&payload).map_err(Error::Wal)?;
+                record.clear();
+                encoded.record_of(&kept_here, &mut record)?;
+                wal.append(&record).map_err(Error::Wal)?;
             }
         }
         dedup.shrink(&touched);
