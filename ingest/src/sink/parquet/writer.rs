@@ -49,8 +49,10 @@ struct Piece {
     source: usize,
     start: usize,
     len: usize,
-    /// Indices into the source's fields of the inner columns with a value here.
-    inner: Vec<u32>,
+    /// Where [`Names::inner`] lists the indices into the source's fields of
+    /// the inner columns with a value here (a flush has about a piece per
+    /// row: no allocation of its own).
+    inner: (u32, u32),
     /// Inner cells with a value.
     values: usize,
 }
@@ -65,6 +67,8 @@ struct Names {
     /// For each source, the id of each of its fields ([`NOT_INNER`] for the
     /// fixed columns).
     of_field: Vec<Vec<u32>>,
+    /// The pieces' inner columns (indices into their source's fields), side by side.
+    inner: Vec<u32>,
 }
 
 const NOT_INNER: u32 = u32::MAX;
@@ -92,10 +96,17 @@ impl Names {
         self.of_field.push(ids);
     }
 
+    /// The indices into its source's fields of the inner columns `piece` has values in.
+    fn fields(&self, piece: &Piece) -> &[u32] {
+        &self.inner[piece.inner.0 as usize..piece.inner.1 as usize]
+    }
+
     /// The ids of the inner columns `piece` has values in.
     fn of<'s>(&'s self, piece: &'s Piece) -> impl Iterator<Item = u32> + 's {
         let ids = &self.of_field[piece.source];
-        piece.inner.iter().map(move |&field| ids[field as usize])
+        self.fields(piece)
+            .iter()
+            .map(move |&field| ids[field as usize])
     }
 }
 
@@ -172,9 +183,10 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
                 source,
                 start,
                 len,
-                inner: Vec::new(),
+                inner: (0, 0),
                 values: 0,
             };
+            let first = names.inner.len();
             for (index, nulls) in &inner {
                 let present = match nulls {
                     None => len,
@@ -182,10 +194,14 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
                     Some(nulls) => len - nulls.slice(start, len).null_count(),
                 };
                 if present > 0 {
-                    piece.inner.push(*index);
+                    names.inner.push(*index);
                     piece.values += present;
                 }
             }
+            piece.inner = (
+                u32::try_from(first).map_err(|_| too_many_cells())?,
+                u32::try_from(names.inner.len()).map_err(|_| too_many_cells())?,
+            );
             pieces.push(piece);
             start = end;
         }
@@ -199,12 +215,12 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
 /// columns it has values in (a rewrite reading a wide file keeps each
 /// tracker's own columns, not every column of the file for every row).
 fn tracker_slices(batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
-    let (sources, _, pieces) = pieces(std::slice::from_ref(batch))?;
+    let (sources, names, pieces) = pieces(std::slice::from_ref(batch))?;
     pieces
         .iter()
         .map(|piece| {
             let source = &sources[piece.source];
-            let own: HashSet<usize> = piece.inner.iter().map(|&i| i as usize).collect();
+            let own: HashSet<usize> = names.fields(piece).iter().map(|&i| i as usize).collect();
             let (fields, arrays): (Vec<_>, Vec<_>) = source
                 .schema_ref()
                 .fields()
@@ -322,6 +338,13 @@ fn file_groups<'p>(names: &Names, day: &'p [Piece]) -> Vec<FileGroup<'p>> {
             }
         })
         .collect()
+}
+
+/// A flush whose pieces name more than 2^32 inner cells between them.
+fn too_many_cells() -> Error {
+    Error::Arrow(arrow::error::ArrowError::ComputeError(
+        "a flush of more than 2^32 inner columns of pieces".to_owned(),
+    ))
 }
 
 fn missing(column: &'static str) -> Error {
