@@ -58,27 +58,60 @@ pub(crate) enum Known {
 #[derive(Debug)]
 pub(crate) struct DedupIndex {
     partitions: Map<PartitionKey, Partition>,
-    /// Newest stored message time by tracker (`i64::MIN` when absent),
-    /// when the sink can say; `None` when it cannot.
-    watermarks: Option<Map<i64, i64>>,
+    /// Each tracker's marks (absent: nothing stored), when the sink can
+    /// say; `None` when it cannot.
+    watermarks: Option<Map<i64, Mark>>,
     tick: u64,
     entries: usize,
     /// Keys of memtable rows, among `entries` (they cannot be evicted).
     unflushed: u64,
     max_entries: usize,
+    /// How far behind its tracker's watermark a flushed key is kept (ms).
+    recent_ms: i64,
+}
+
+/// What the index knows of a tracker's stored rows.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    /// The newest message time stored.
+    newest: i64,
+    /// The index holds the key of every stored row of the tracker at or
+    /// after this time (so a message there needs no look-up): the newest at
+    /// start, plus one; raised past every key dropped since.
+    held_from: i64,
+}
+
+impl Mark {
+    /// Nothing stored: every key (none) is held.
+    const EMPTY: Self = Self {
+        newest: i64::MIN,
+        held_from: i64::MIN,
+    };
 }
 
 impl DedupIndex {
     /// An index of at most `max_entries` keys (beyond those of memtable rows),
-    /// with the sink's watermarks if it knows them.
-    pub(crate) fn new(max_entries: usize, watermarks: Option<HashMap<i64, i64>>) -> Self {
+    /// with the sink's watermarks (newest stored message time by tracker) if
+    /// it knows them. Flushed keys within `recent_ms` of their tracker's
+    /// watermark are kept, so that a retransmission of a recent message is
+    /// settled without reading storage.
+    pub(crate) fn new(
+        max_entries: usize,
+        watermarks: Option<HashMap<i64, i64>>,
+        recent_ms: i64,
+    ) -> Self {
+        let mark = |newest: i64| Mark {
+            newest,
+            held_from: newest.saturating_add(1),
+        };
         Self {
             partitions: Map::default(),
-            watermarks: watermarks.map(|w| w.into_iter().collect()),
+            watermarks: watermarks.map(|w| w.into_iter().map(|(t, n)| (t, mark(n))).collect()),
             tick: 0,
             entries: 0,
             unflushed: 0,
             max_entries,
+            recent_ms: recent_ms.max(0),
         }
     }
 
@@ -93,17 +126,26 @@ impl DedupIndex {
         if part.is_some_and(|p| p.keys.contains(&(time_ms, hash))) {
             return Known::Duplicate;
         }
-        if part.is_some_and(|p| p.complete) || time_ms > self.watermark(partition.0) {
+        if part.is_some_and(|p| p.complete) || time_ms >= self.held_from(partition.0) {
             return Known::New;
         }
         Known::Unknown
     }
 
-    /// The tracker's watermark; `i64::MAX` when unknown (nothing is beyond it).
-    fn watermark(&self, tracker: i64) -> i64 {
-        self.watermarks
-            .as_ref()
-            .map_or(i64::MAX, |w| w.get(&tracker).copied().unwrap_or(i64::MIN))
+    /// The time from which the index holds every stored key of the tracker;
+    /// `i64::MAX` when the sink cannot say (nothing is settled that way).
+    fn held_from(&self, tracker: i64) -> i64 {
+        self.watermarks.as_ref().map_or(i64::MAX, |w| {
+            w.get(&tracker).copied().unwrap_or(Mark::EMPTY).held_from
+        })
+    }
+
+    /// Notes that keys of the tracker up to `time_ms` left the index.
+    fn dropped_through(&mut self, tracker: i64, time_ms: i64) {
+        if let Some(w) = &mut self.watermarks {
+            let mark = w.entry(tracker).or_insert(Mark::EMPTY);
+            mark.held_from = mark.held_from.max(time_ms.saturating_add(1));
+        }
     }
 
     /// Installs a partition with the sink's inner column names and, when
@@ -155,24 +197,51 @@ impl DedupIndex {
             self.unflushed += 1;
             part.unflushed += 1;
             if let Some(w) = &mut self.watermarks {
-                let mark = w.entry(partition.0).or_insert(i64::MIN);
-                *mark = (*mark).max(time_ms);
+                let mark = w.entry(partition.0).or_insert(Mark::EMPTY);
+                mark.newest = mark.newest.max(time_ms);
             }
         }
         new
     }
 
-    /// Counts off `rows` of a partition's memtable rows, now in the sink;
-    /// an incomplete partition without any left goes (the sink holds its keys).
+    /// Counts off `rows` of a partition's memtable rows, now in the sink.
+    /// An incomplete partition without any left keeps only its keys within
+    /// the recent window of its tracker's watermark (the sink holds the
+    /// others), and goes once it has none; without watermarks it goes.
     pub(crate) fn flushed(&mut self, partition: PartitionKey, rows: u64) {
-        if let Some(part) = self.partitions.get_mut(&partition) {
-            let rows = rows.min(part.unflushed);
-            part.unflushed -= rows;
-            self.unflushed -= rows;
-            if part.unflushed == 0 && !part.complete {
-                self.entries -= part.keys.len();
-                self.partitions.remove(&partition);
+        let tracker = partition.0;
+        let cutoff = match &self.watermarks {
+            Some(w) => w
+                .get(&tracker)
+                .map_or(i64::MIN, |m| m.newest.saturating_sub(self.recent_ms)),
+            None => i64::MAX,
+        };
+        let Some(part) = self.partitions.get_mut(&partition) else {
+            return;
+        };
+        let rows = rows.min(part.unflushed);
+        part.unflushed -= rows;
+        self.unflushed -= rows;
+        if part.unflushed > 0 || part.complete {
+            return;
+        }
+        let before = part.keys.len();
+        let mut newest_dropped = None;
+        part.keys.retain(|&(time, _)| {
+            let keep = time >= cutoff;
+            if !keep {
+                newest_dropped = newest_dropped.max(Some(time));
             }
+            keep
+        });
+        self.entries -= before - part.keys.len();
+        if part.keys.is_empty() {
+            self.partitions.remove(&partition);
+        } else if part.keys.len() < before / 2 {
+            part.keys.shrink_to_fit();
+        }
+        if let Some(time) = newest_dropped {
+            self.dropped_through(tracker, time);
         }
     }
 
@@ -210,13 +279,14 @@ impl DedupIndex {
         }
     }
     /// Evicts least recently used partitions, except `keep` and those with
-    /// rows in the memtable, until within bounds.
-    pub(crate) fn shrink(&mut self, keep: &HashSet<PartitionKey>) {
+    /// rows in the memtable, until within bounds; answers how many went.
+    pub(crate) fn shrink(&mut self, keep: &HashSet<PartitionKey>) -> usize {
         // Mostly memtable keys: little to evict (the next flush frees them).
         let evictable = self.entries.saturating_sub(self.unflushed as usize);
         if self.entries <= self.max_entries || evictable < self.max_entries / 4 {
-            return;
+            return 0;
         }
+        let mut evicted = 0;
         let mut by_age: Vec<(u64, PartitionKey)> = self
             .partitions
             .iter()
@@ -230,22 +300,34 @@ impl DedupIndex {
             }
             if let Some(old) = self.partitions.remove(&key) {
                 self.entries -= old.keys.len();
+                evicted += 1;
+                if let Some(newest) = old.keys.iter().map(|&(time, _)| time).max() {
+                    self.dropped_through(key.0, newest);
+                }
             }
         }
+        evicted
     }
 
     /// Keeps only the partitions for which `keep` holds, and those with rows
     /// in the memtable.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&PartitionKey) -> bool) {
         let mut entries = self.entries;
+        let mut dropped = Vec::new();
         self.partitions.retain(|key, part| {
             let kept = part.unflushed > 0 || keep(key);
             if !kept {
                 entries -= part.keys.len();
+                if let Some(newest) = part.keys.iter().map(|&(time, _)| time).max() {
+                    dropped.push((key.0, newest));
+                }
             }
             kept
         });
         self.entries = entries;
+        for (tracker, newest) in dropped {
+            self.dropped_through(tracker, newest);
+        }
     }
 
     pub(crate) fn entries(&self) -> usize {
@@ -259,7 +341,7 @@ mod tests {
 
     #[test]
     fn inserts_report_duplicates_and_eviction_keeps_bounds() {
-        let mut index = DedupIndex::new(4, None);
+        let mut index = DedupIndex::new(4, None, 0);
         assert_eq!(index.known((1, 10), 100, 7), Known::Unknown);
         index.load((1, 10), Some(vec![(100, 7)]), []);
         assert_eq!(index.known((1, 10), 100, 7), Known::Duplicate);
@@ -268,42 +350,88 @@ mod tests {
         assert!(!index.insert((1, 10), 100, 8));
         index.load((2, 10), Some(vec![(1, 1), (2, 2), (3, 3)]), []);
         assert_eq!(index.entries(), 5);
-        index.shrink(&HashSet::from([(2, 10)]));
+        assert_eq!(index.shrink(&HashSet::from([(2, 10)])), 0);
         assert!(
             index.is_loaded((1, 10)),
             "a partition with a row in the memtable stays"
         );
         index.flushed((1, 10), 1);
         assert!(index.is_loaded((1, 10)), "a complete partition stays");
-        index.shrink(&HashSet::from([(2, 10)]));
+        assert_eq!(index.shrink(&HashSet::from([(2, 10)])), 1);
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
         assert_eq!(index.entries(), 3);
     }
 
     #[test]
     fn the_watermark_settles_newer_messages_without_loading() {
-        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])));
+        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])), 0);
         assert_eq!(index.known((1, 0), 1_001, 5), Known::New);
         assert_eq!(index.known((1, 0), 1_000, 5), Known::Unknown);
         assert_eq!(index.known((2, 0), 5, 5), Known::New, "no rows stored yet");
         index.load((1, 0), None, []);
         assert!(index.insert((1, 0), 2_000, 5));
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
-        assert_eq!(index.known((1, 0), 1_500, 5), Known::Unknown, "late");
+        // Late, but after the watermark at start: every key since is held.
+        assert_eq!(index.known((1, 0), 1_500, 5), Known::New);
+        assert_eq!(index.known((1, 0), 1_000, 5), Known::Unknown, "late");
         assert_eq!(index.known((1, 0), 2_001, 5), Known::New);
-        // Flushed, the incomplete partition goes: its keys are in the sink.
+        // Flushed, the incomplete partition keeps only the keys at its
+        // tracker's watermark (no recent window here); the rest are in the sink.
         index.flushed((1, 0), 1);
-        assert!(!index.is_loaded((1, 0)));
-        assert_eq!(index.entries(), 0);
+        assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
+        assert!(index.insert((1, 0), 2_500, 6));
+        index.flushed((1, 0), 1);
+        assert_eq!(index.entries(), 1);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Unknown);
+        assert_eq!(index.known((1, 0), 2_200, 7), Known::New);
         index.load((1, 0), Some(vec![(2_000, 5)]), []);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
         assert_eq!(index.known((1, 0), 1_500, 5), Known::New);
     }
 
     #[test]
+    fn recent_keys_settle_retransmissions_after_a_flush_until_dropped() {
+        let (p, minute) = ((1, 0), 60_000);
+        let mut index = DedupIndex::new(1, Some(HashMap::from([(1, 1_000)])), minute);
+        index.load(p, None, []);
+        for time in [10_000, 50_000, 100_000] {
+            assert!(index.insert(p, time, time as u64));
+        }
+        index.flushed(p, 3);
+        // Within a minute of the watermark: held, so settled without a read.
+        assert_eq!(index.known(p, 50_000, 50_000), Known::Duplicate);
+        assert_eq!(index.known(p, 100_000, 100_000), Known::Duplicate);
+        assert_eq!(index.known(p, 60_000, 1), Known::New);
+        // Between the newest dropped key and the window: nothing else stored.
+        assert_eq!(index.known(p, 40_000, 1), Known::New);
+        // At or before the newest dropped key: the sink must be read.
+        assert_eq!(index.known(p, 10_000, 10_000), Known::Unknown);
+        assert_eq!(index.known(p, 5_000, 1), Known::Unknown);
+        assert_eq!(index.entries(), 2);
+        // Evicted (over its one key), what was held must be read again.
+        assert_eq!(index.shrink(&HashSet::new()), 1);
+        assert_eq!(index.known(p, 50_000, 50_000), Known::Unknown);
+        assert_eq!(index.known(p, 100_000, 100_000), Known::Unknown);
+        assert_eq!(index.known(p, 100_001, 1), Known::New);
+        // Retention drops what it holds the same way.
+        assert!(index.insert(p, 100_500, 7));
+        index.flushed(p, 1);
+        index.retain(|_| false);
+        assert_eq!(index.known(p, 100_500, 7), Known::Unknown);
+        // Without watermarks (ClickHouse) nothing is held past a flush.
+        let mut index = DedupIndex::new(100, None, minute);
+        index.load(p, Some(vec![]), []);
+        index.retain(|_| false);
+        index.load(p, None, []);
+        assert!(index.insert(p, 5, 5));
+        index.flushed(p, 1);
+        assert!(!index.is_loaded(p));
+        assert_eq!(index.known(p, 5, 5), Known::Unknown);
+    }
+
+    #[test]
     fn a_failed_write_forgets_its_keys() {
-        let mut index = DedupIndex::new(100, None);
+        let mut index = DedupIndex::new(100, None, 0);
         index.load((2, 10), Some(vec![]), []);
         assert!(index.insert((2, 10), 1, 1));
         index.remove((2, 10), 1, 1);
@@ -313,7 +441,7 @@ mod tests {
 
     #[test]
     fn retention_keeps_partitions_with_rows_in_the_memtable() {
-        let mut index = DedupIndex::new(100, None);
+        let mut index = DedupIndex::new(100, None, 0);
         index.load((1, 10), Some(vec![(5, 5)]), []);
         index.load((2, 10), Some(vec![]), []);
         index.insert((2, 10), 6, 6);

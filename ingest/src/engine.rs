@@ -55,6 +55,10 @@ pub struct IngestConfig {
     pub zstd_level: i32,
     /// Keys the deduplication index holds before evicting partitions.
     pub dedup_max_entries: usize,
+    /// How far behind its tracker's newest message a flushed key stays in
+    /// the deduplication index (a retransmission within it needs no read of
+    /// storage).
+    pub dedup_recent: Duration,
     /// Files with fewer rows than this are small: merged once a day has `compact_min_files` of them.
     pub compact_small_rows: usize,
     /// Small files of one day that trigger a merge.
@@ -90,10 +94,11 @@ impl IngestConfig {
             max_pending_writes: 1024,
             row_group_rows: 64 * 1024,
             zstd_level: 3,
-            dedup_max_entries: 16_000_000,
+            dedup_max_entries: DEFAULT_DEDUP_MAX_ENTRIES,
+            dedup_recent: DEFAULT_DEDUP_RECENT,
             compact_small_rows: 256 * 1024,
             compact_min_files: 4,
-            compact_max_rows: 2_000_000,
+            compact_max_rows: DEFAULT_COMPACT_MAX_ROWS,
             max_inner_names_per_day: DEFAULT_MAX_INNER_NAMES_PER_DAY,
             retention_interval: Duration::from_secs(600),
             clickhouse: None,
@@ -104,6 +109,16 @@ impl IngestConfig {
 
 /// Bytes of Arrow arrays in the memtable that start a flush, by default.
 pub const DEFAULT_FLUSH_BYTES: usize = 128 * 1024 * 1024;
+
+/// Keys of stored rows the deduplication index keeps, by default.
+pub const DEFAULT_DEDUP_MAX_ENTRIES: usize = 16_000_000;
+
+/// How far behind its tracker's newest message a flushed key stays in the
+/// deduplication index, by default.
+pub const DEFAULT_DEDUP_RECENT: Duration = Duration::from_secs(120);
+
+/// Rows one compaction or retention rewrite reads at once, by default.
+pub const DEFAULT_COMPACT_MAX_ROWS: usize = 2_000_000;
 
 /// Recent positions held in memory per tracker, by default.
 pub const DEFAULT_LIVE_POINTS_PER_TRACKER: usize = 1_000;
@@ -330,6 +345,7 @@ impl Ingest {
             dedup: Mutex::new(DedupIndex::new(
                 config.dedup_max_entries,
                 sink.watermarks(&files),
+                i64::try_from(config.dedup_recent.as_millis()).unwrap_or(i64::MAX),
             )),
             retention: Mutex::new(Retention::default()),
             unmergeable: Mutex::new(HashSet::new()),

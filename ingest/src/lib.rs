@@ -35,8 +35,9 @@ mod sink;
 mod wal;
 
 pub use engine::{
-    DEFAULT_FLUSH_BYTES, DEFAULT_LIVE_POINTS_PER_TRACKER, DEFAULT_MAX_INNER_NAMES_PER_DAY, Ingest,
-    IngestConfig, WriteOutcome,
+    DEFAULT_COMPACT_MAX_ROWS, DEFAULT_DEDUP_MAX_ENTRIES, DEFAULT_DEDUP_RECENT, DEFAULT_FLUSH_BYTES,
+    DEFAULT_LIVE_POINTS_PER_TRACKER, DEFAULT_MAX_INNER_NAMES_PER_DAY, Ingest, IngestConfig,
+    WriteOutcome,
 };
 pub use error::{Error, Result};
 pub use live::{LivePoint, LivePositions, TrackerTrail};

@@ -35,6 +35,7 @@ pub(crate) struct IngestMetrics {
     pub(crate) flushes: Counter,
     pub(crate) rows_flushed: Counter,
     pub(crate) dedup_loads: Counter,
+    pub(crate) dedup_evictions: Counter,
     pub(crate) flush_errors: Counter,
     pub(crate) files: Gauge,
     pub(crate) file_bytes: Gauge,
@@ -65,6 +66,7 @@ impl IngestMetrics {
             flushes: Counter::default(),
             rows_flushed: Counter::default(),
             dedup_loads: Counter::default(),
+            dedup_evictions: Counter::default(),
             flush_errors: Counter::default(),
             files: Gauge::default(),
             file_bytes: Gauge::default(),
@@ -128,6 +130,11 @@ impl IngestMetrics {
             "trackhouse_dedup_partition_loads",
             "(tracker, day) partitions of the deduplication index read from storage",
             m.dedup_loads.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_partition_evictions",
+            "(tracker, day) partitions dropped from the deduplication index to keep it within --dedup-max-entries",
+            m.dedup_evictions.clone(),
         );
         r.register(
             "trackhouse_ingest_unflushed_bytes",

@@ -240,6 +240,21 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_048_576..=68_719_476_736))]
     pub(crate) flush_bytes: usize,
 
+    /// Keys (tracker, message time, content hash) the deduplication index keeps of stored rows, about 40 bytes each; beyond them the least recently used (tracker, day) partitions are dropped, and read again from storage when a late message or a retransmission needs them. Keys of rows still in memory are always kept, beyond this.
+    #[arg(long, env = "TRACKHOUSE_DEDUP_MAX_ENTRIES", default_value_t = ingest::DEFAULT_DEDUP_MAX_ENTRIES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1_000_000_000))]
+    pub(crate) dedup_max_entries: usize,
+
+    /// Seconds behind its tracker's newest message that a stored row's key stays in the deduplication index after its flush, so that a retransmission of a recent message is found a duplicate without reading storage (10,000 trackers at 1 Hz: about 40 bytes × 10,000 × this).
+    #[arg(long, env = "TRACKHOUSE_DEDUP_RECENT_S", default_value_t = ingest::DEFAULT_DEDUP_RECENT.as_secs(),
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(0..=86_400))]
+    pub(crate) dedup_recent_s: u64,
+
+    /// Most rows one compaction (merge of a day's small Parquet files) or retention rewrite holds in memory at once.
+    #[arg(long, env = "TRACKHOUSE_COMPACT_MAX_ROWS", default_value_t = ingest::DEFAULT_COMPACT_MAX_ROWS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_000..=1_000_000_000))]
+    pub(crate) compact_max_rows: usize,
+
     /// Intake answers HTTP 503 (code 8) with Retry-After while more rows than this wait for a flush.
     #[arg(
         long,
@@ -322,6 +337,9 @@ impl ServerArgs {
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
             flush_rows: self.flush_rows.max(1),
             flush_bytes: self.flush_bytes,
+            dedup_max_entries: self.dedup_max_entries,
+            dedup_recent: std::time::Duration::from_secs(self.dedup_recent_s),
+            compact_max_rows: self.compact_max_rows,
             max_unflushed_rows: self.max_unflushed_rows.max(1),
             max_inner_names_per_day: self.max_inner_names_per_day,
             wal_fsync: !self.unsafe_no_wal_fsync,
@@ -417,5 +435,45 @@ pub(crate) fn init_logging(args: &LogArgs) {
     match args.log_format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command};
+
+    fn serve(flags: &[&str]) -> ingest::IngestConfig {
+        let args = ["trackhouse", "serve"].iter().chain(flags);
+        match Cli::try_parse_from(args).unwrap().command {
+            Command::Serve(server) => server.ingest_config(),
+            _ => unreachable!("parsed serve"),
+        }
+    }
+
+    #[test]
+    fn memory_limits_reach_the_engine() {
+        let defaults = serve(&[]);
+        assert_eq!(
+            (defaults.dedup_max_entries, defaults.compact_max_rows),
+            (
+                ingest::DEFAULT_DEDUP_MAX_ENTRIES,
+                ingest::DEFAULT_COMPACT_MAX_ROWS
+            )
+        );
+        assert_eq!(defaults.dedup_recent, ingest::DEFAULT_DEDUP_RECENT);
+        let set = serve(&[
+            "--dedup-max-entries",
+            "5",
+            "--compact-max-rows",
+            "2000",
+            "--dedup-recent-s",
+            "7",
+        ]);
+        assert_eq!((set.dedup_max_entries, set.compact_max_rows), (5, 2000));
+        assert_eq!(set.dedup_recent, std::time::Duration::from_secs(7));
+        let args = ["trackhouse", "serve", "--compact-max-rows", "10"];
+        assert!(Cli::try_parse_from(args).is_err(), "below the range");
     }
 }

@@ -286,7 +286,8 @@ fn store(
                 wal.append(&record).map_err(Error::Wal)?;
             }
         }
-        dedup.shrink(&touched);
+        let evicted = dedup.shrink(&touched);
+        shared.metrics.dedup_evictions.inc_by(evicted as u64);
         shared.metrics.dedup_entries.set(dedup.entries() as i64);
     }
     let duplicates: usize = outcomes.iter().map(|o| o.duplicates).sum();
