@@ -33,7 +33,11 @@ pub(crate) type PartitionKey = (i64, i64);
 
 #[derive(Debug, Default)]
 struct Partition {
+    /// Keys of its memtable rows, and once complete the sink's.
     keys: Set<(i64, u64)>,
+    /// Keys of flushed rows of an incomplete partition still within the
+    /// recent window of its tracker's watermark.
+    held: Set<(i64, u64)>,
     /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
     names: Set<u64>,
     last_used: u64,
@@ -41,6 +45,17 @@ struct Partition {
     unflushed: u64,
     /// Whether `keys` holds the sink's keys too.
     complete: bool,
+}
+
+impl Partition {
+    /// The newest message time of its keys.
+    fn newest_key(&self) -> Option<i64> {
+        self.keys
+            .iter()
+            .chain(&self.held)
+            .map(|&(time, _)| time)
+            .max()
+    }
 }
 
 /// What the index knows of a message.
@@ -123,7 +138,9 @@ impl DedupIndex {
     /// Whether the message is stored, from what the index holds.
     pub(crate) fn known(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> Known {
         let part = self.partitions.get(&partition);
-        if part.is_some_and(|p| p.keys.contains(&(time_ms, hash))) {
+        if part
+            .is_some_and(|p| p.keys.contains(&(time_ms, hash)) || p.held.contains(&(time_ms, hash)))
+        {
             return Known::Duplicate;
         }
         if part.is_some_and(|p| p.complete) || time_ms >= self.held_from(partition.0) {
@@ -162,10 +179,12 @@ impl DedupIndex {
         part.last_used = self.tick;
         part.names.extend(names);
         if let Some(keys) = keys {
-            let before = part.keys.len();
+            // The sink's keys include the held ones.
+            let before = part.keys.len() + part.held.len();
+            part.held = Set::default();
             part.keys.extend(keys);
             part.complete = true;
-            self.entries += part.keys.len() - before;
+            self.entries = self.entries + part.keys.len() - before;
         }
     }
 
@@ -204,11 +223,24 @@ impl DedupIndex {
         new
     }
 
-    /// Counts off `rows` of a partition's memtable rows, now in the sink.
-    /// An incomplete partition without any left keeps only its keys within
-    /// the recent window of its tracker's watermark (the sink holds the
-    /// others), and goes once it has none; without watermarks it goes.
-    pub(crate) fn flushed(&mut self, partition: PartitionKey, rows: u64) {
+    /// Counts off rows now in the sink, as (partition, message time, content
+    /// hash) (any order). Their keys leave an incomplete partition's
+    /// memtable keys: those within the recent window of the tracker's
+    /// watermark are held, the others dropped, as are held keys the window
+    /// has moved past; an incomplete partition with nothing left goes.
+    /// Without watermarks nothing is held.
+    pub(crate) fn flushed(&mut self, rows: &mut [(PartitionKey, i64, u64)]) {
+        rows.sort_unstable_by_key(|&(partition, _, _)| partition);
+        for run in rows.chunk_by(|a, b| a.0 == b.0) {
+            self.flushed_partition(run[0].0, run.iter().map(|&(_, time, hash)| (time, hash)));
+        }
+    }
+
+    fn flushed_partition(
+        &mut self,
+        partition: PartitionKey,
+        keys: impl ExactSizeIterator<Item = (i64, u64)>,
+    ) {
         let tracker = partition.0;
         let cutoff = match &self.watermarks {
             Some(w) => w
@@ -219,26 +251,34 @@ impl DedupIndex {
         let Some(part) = self.partitions.get_mut(&partition) else {
             return;
         };
-        let rows = rows.min(part.unflushed);
+        let rows = (keys.len() as u64).min(part.unflushed);
         part.unflushed -= rows;
         self.unflushed -= rows;
-        if part.unflushed > 0 || part.complete {
+        if part.complete {
             return;
         }
-        let before = part.keys.len();
+        let before = part.keys.len() + part.held.len();
         let mut newest_dropped = None;
-        part.keys.retain(|&(time, _)| {
+        for key in keys {
+            if part.keys.remove(&key) {
+                if key.0 >= cutoff {
+                    part.held.insert(key);
+                } else {
+                    newest_dropped = newest_dropped.max(Some(key.0));
+                }
+            }
+        }
+        part.held.retain(|&(time, _)| {
             let keep = time >= cutoff;
             if !keep {
                 newest_dropped = newest_dropped.max(Some(time));
             }
             keep
         });
-        self.entries -= before - part.keys.len();
-        if part.keys.is_empty() {
+        let after = part.keys.len() + part.held.len();
+        self.entries -= before - after;
+        if after == 0 && part.unflushed == 0 {
             self.partitions.remove(&partition);
-        } else if part.keys.len() < before / 2 {
-            part.keys.shrink_to_fit();
         }
         if let Some(time) = newest_dropped {
             self.dropped_through(tracker, time);
@@ -299,9 +339,9 @@ impl DedupIndex {
                 break;
             }
             if let Some(old) = self.partitions.remove(&key) {
-                self.entries -= old.keys.len();
+                self.entries -= old.keys.len() + old.held.len();
                 evicted += 1;
-                if let Some(newest) = old.keys.iter().map(|&(time, _)| time).max() {
+                if let Some(newest) = old.newest_key() {
                     self.dropped_through(key.0, newest);
                 }
             }
@@ -317,8 +357,8 @@ impl DedupIndex {
         self.partitions.retain(|key, part| {
             let kept = part.unflushed > 0 || keep(key);
             if !kept {
-                entries -= part.keys.len();
-                if let Some(newest) = part.keys.iter().map(|&(time, _)| time).max() {
+                entries -= part.keys.len() + part.held.len();
+                if let Some(newest) = part.newest_key() {
                     dropped.push((key.0, newest));
                 }
             }
@@ -355,7 +395,7 @@ mod tests {
             index.is_loaded((1, 10)),
             "a partition with a row in the memtable stays"
         );
-        index.flushed((1, 10), 1);
+        index.flushed(&mut [((1, 10), 100, 8)]);
         assert!(index.is_loaded((1, 10)), "a complete partition stays");
         assert_eq!(index.shrink(&HashSet::from([(2, 10)])), 1);
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
@@ -377,10 +417,10 @@ mod tests {
         assert_eq!(index.known((1, 0), 2_001, 5), Known::New);
         // Flushed, the incomplete partition keeps only the keys at its
         // tracker's watermark (no recent window here); the rest are in the sink.
-        index.flushed((1, 0), 1);
+        index.flushed(&mut [((1, 0), 2_000, 5)]);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
         assert!(index.insert((1, 0), 2_500, 6));
-        index.flushed((1, 0), 1);
+        index.flushed(&mut [((1, 0), 2_500, 6)]);
         assert_eq!(index.entries(), 1);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Unknown);
         assert_eq!(index.known((1, 0), 2_200, 7), Known::New);
@@ -397,7 +437,11 @@ mod tests {
         for time in [10_000, 50_000, 100_000] {
             assert!(index.insert(p, time, time as u64));
         }
-        index.flushed(p, 3);
+        index.flushed(&mut [
+            (p, 100_000, 100_000),
+            (p, 10_000, 10_000),
+            (p, 50_000, 50_000),
+        ]);
         // Within a minute of the watermark: held, so settled without a read.
         assert_eq!(index.known(p, 50_000, 50_000), Known::Duplicate);
         assert_eq!(index.known(p, 100_000, 100_000), Known::Duplicate);
@@ -415,7 +459,7 @@ mod tests {
         assert_eq!(index.known(p, 100_001, 1), Known::New);
         // Retention drops what it holds the same way.
         assert!(index.insert(p, 100_500, 7));
-        index.flushed(p, 1);
+        index.flushed(&mut [(p, 100_500, 7)]);
         index.retain(|_| false);
         assert_eq!(index.known(p, 100_500, 7), Known::Unknown);
         // Without watermarks (ClickHouse) nothing is held past a flush.
@@ -424,9 +468,47 @@ mod tests {
         index.retain(|_| false);
         index.load(p, None, []);
         assert!(index.insert(p, 5, 5));
-        index.flushed(p, 1);
+        index.flushed(&mut [(p, 5, 5)]);
         assert!(!index.is_loaded(p));
         assert_eq!(index.known(p, 5, 5), Known::Unknown);
+    }
+
+    /// Under steady load a partition always has rows in the memtable: the
+    /// flushed ones must leave it all the same, or it grows by every row of
+    /// its day.
+    #[test]
+    fn flushed_keys_leave_a_partition_that_still_has_memtable_rows() {
+        let (p, minute) = ((1, 0), 60_000);
+        let mut index = DedupIndex::new(1_000, Some(HashMap::new()), minute);
+        index.load(p, None, []);
+        let mut time = 0;
+        for _ in 0..100 {
+            let mut flushing = Vec::new();
+            for _ in 0..10 {
+                time += 1_000;
+                assert!(index.insert(p, time, time as u64));
+                flushing.push((p, time, time as u64));
+            }
+            // A row arrives while the flush runs.
+            time += 1_000;
+            assert!(index.insert(p, time, time as u64));
+            index.flushed(&mut flushing);
+            // The next flush takes that row too.
+            let (last, hash) = (time, time as u64);
+            index.flushed(&mut [(p, last, hash)]);
+            assert_eq!(index.known(p, last, hash), Known::Duplicate, "held");
+        }
+        assert!(index.entries() <= 61, "{} keys held", index.entries());
+        assert_eq!(
+            index.known(p, time - 30_000, (time - 30_000) as u64),
+            Known::Duplicate
+        );
+        assert_eq!(
+            index.known(p, time - 90_000, (time - 90_000) as u64),
+            Known::Unknown
+        );
+        assert_eq!(index.known(p, time - 90_500, 1), Known::Unknown);
+        assert_eq!(index.known(p, time - 30_500, 1), Known::New);
     }
 
     #[test]
@@ -449,7 +531,7 @@ mod tests {
         assert!(!index.is_loaded((1, 10)));
         assert!(index.is_loaded((2, 10)));
         assert_eq!(index.known((2, 10), 6, 6), Known::Duplicate);
-        index.flushed((2, 10), 1);
+        index.flushed(&mut [((2, 10), 6, 6)]);
         index.retain(|_| false);
         assert_eq!(index.entries(), 0);
     }

@@ -235,18 +235,20 @@ fn canonical_dir(dir: &std::path::Path) -> Result<PathBuf> {
     std::fs::canonicalize(dir).map_err(Error::io("resolving", dir))
 }
 
-/// The rows of each (tracker, day) in a memtable batch, whose rows come in
-/// runs of one tracker and day (`batch::to_record_batches` sorts them so).
-pub(crate) fn partition_rows(batch: &RecordBatch, out: &mut Vec<(PartitionKey, u64)>) {
+/// The (partition, message time, content hash) of each row of a memtable batch.
+pub(crate) fn flushed_keys(batch: &RecordBatch, out: &mut Vec<(PartitionKey, i64, u64)>) {
     let Some(keys) = columns::key_columns(batch) else {
         return;
     };
+    let Some(hashes) = batch
+        .column_by_name(columns::CONTENT_HASH)
+        .and_then(|c| arrow::array::AsArray::as_primitive_opt::<arrow::datatypes::UInt64Type>(c))
+    else {
+        return;
+    };
     for i in 0..batch.num_rows() {
-        let partition = (keys.tracker.value(i), day_of(keys.message_time.value(i)));
-        match out.last_mut() {
-            Some((last, rows)) if *last == partition => *rows += 1,
-            _ => out.push((partition, 1)),
-        }
+        let time = keys.message_time.value(i);
+        out.push(((keys.tracker.value(i), day_of(time)), time, hashes.value(i)));
     }
 }
 

@@ -119,15 +119,15 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
         drop(state);
         // The flushed rows' partitions may be evicted from the dedup index
         // now: the sink holds their keys.
-        let mut flushed = Vec::new();
+        let mut flushed = Vec::with_capacity(rows);
         for batch in &batches {
-            super::partition_rows(batch, &mut flushed);
+            super::flushed_keys(batch, &mut flushed);
         }
-        let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
-        for (partition, rows) in flushed {
-            dedup.flushed(partition, rows);
-        }
-        drop(dedup);
+        shared
+            .dedup
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .flushed(&mut flushed);
         shared.metrics.flushes.inc();
         shared.metrics.rows_flushed.inc_by(rows as u64);
         tracing::debug!(
