@@ -4,8 +4,11 @@
 //! `{"success":true,"accepted":N,"duplicates":D,"rejected":[{"line","code","description"}]}`.
 //! A bad line is rejected on its own; the rest is stored.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
+
+use foldhash::quality::RandomState;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -204,8 +207,7 @@ async fn messages(
         ApiError::new(ErrorCode::Unexpected)
     })??;
 
-    let resolved = resolve(&state, parsed, token.user, &mut rejected).await?;
-    let (lines, messages): (Vec<usize>, Vec<schemas::Message>) = resolved.into_iter().unzip();
+    let (lines, messages) = resolve(&state, parsed, token.user, &mut rejected).await?;
     let outcome = state.inner.ingest.write(messages).await?;
     for (index, description) in &outcome.rejected {
         let mut line = RejectedLine::new(
@@ -306,9 +308,10 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
-/// Undoes `Content-Encoding`, refusing more than `limit` decoded bytes.
-fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
-    let read_all = |mut reader: Box<dyn Read + '_>| -> ApiResult<Vec<u8>> {
+/// Undoes `Content-Encoding`, refusing more than `limit` decoded bytes (an
+/// identity body is read where it is).
+fn decode<'r>(raw: &'r [u8], encoding: &str, limit: usize) -> ApiResult<Cow<'r, [u8]>> {
+    let read_all = |mut reader: Box<dyn Read + '_>| -> ApiResult<Cow<'r, [u8]>> {
         let mut out = Vec::new();
         reader
             .by_ref()
@@ -323,10 +326,10 @@ fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
         if out.len() > limit {
             return Err(too_large(limit));
         }
-        Ok(out)
+        Ok(Cow::Owned(out))
     };
     match encoding {
-        "" | "identity" => Ok(raw.to_vec()),
+        "" | "identity" => Ok(Cow::Borrowed(raw)),
         "gzip" | "x-gzip" => read_all(Box::new(flate2::read::MultiGzDecoder::new(raw))),
         "zstd" => {
             let decoder = zstd::stream::read::Decoder::new(raw).map_err(|e| {
@@ -350,13 +353,13 @@ fn decode(raw: &[u8], encoding: &str, limit: usize) -> ApiResult<Vec<u8>> {
 /// user's than the token's 204, blocked 208, a clone 219 (its data is its
 /// source's: a device's lines go to the source, by its id or device id).
 /// The trackers come from the intake's look-up: memory, else one read of
-/// the store for all of them.
+/// the store for all of them. Answers the kept lines' numbers and messages.
 async fn resolve(
     state: &AppState,
     parsed: Vec<ParsedLine>,
     owner: Option<schemas::UserId>,
     rejected: &mut intake::Rejections,
-) -> ApiResult<Vec<(usize, schemas::Message)>> {
+) -> ApiResult<(Vec<usize>, Vec<schemas::Message>)> {
     let lookup = &state.inner.intake_lookup;
     let (found, stats) = lookup
         .trackers(
@@ -368,21 +371,20 @@ async fn resolve(
         .inner
         .metrics
         .count_lookup(LookupKind::Trackers, &stats, lookup.entries());
-    let known: HashMap<TrackerKey, Result<TrackerId, (ErrorCode, String)>> = found
-        .into_iter()
-        .map(|(key, tracker)| {
-            let verdict = verdict(&key, tracker, owner);
-            (key, verdict)
-        })
+    // Looked up by borrowed keys: no device id is copied per line.
+    let known: HashMap<KeyRef<'_>, Result<TrackerId, (ErrorCode, String)>, RandomState> = found
+        .iter()
+        .map(|(key, tracker)| (KeyRef::of_key(key), verdict(key, *tracker, owner)))
         .collect();
+    let mut lines = Vec::with_capacity(parsed.len());
     let mut messages = Vec::with_capacity(parsed.len());
     for line in parsed {
-        let key = key_of(&line.tracker);
-        match known.get(&key) {
+        match known.get(&KeyRef::of_line(&line.tracker)) {
             Some(Ok(id)) => {
                 let mut message = line.message;
                 message.tracker_id = *id;
-                messages.push((line.line, message));
+                lines.push(line.line);
+                messages.push(message);
             }
             Some(Err((code, description))) => {
                 rejected.push(RejectedLine::new(line.line, *code, description.clone()))
@@ -390,7 +392,30 @@ async fn resolve(
             None => {}
         }
     }
-    Ok(messages)
+    Ok((lines, messages))
+}
+
+/// A tracker key, borrowed from a line or from the look-up's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum KeyRef<'k> {
+    Id(i64),
+    DeviceId(&'k str),
+}
+
+impl<'k> KeyRef<'k> {
+    fn of_key(key: &'k TrackerKey) -> Self {
+        match key {
+            TrackerKey::Id(id) => Self::Id(id.0),
+            TrackerKey::DeviceId(device) => Self::DeviceId(device),
+        }
+    }
+
+    fn of_line(tracker: &'k TrackerRef) -> Self {
+        match tracker {
+            TrackerRef::Id(id) => Self::Id(*id),
+            TrackerRef::DeviceId(device) => Self::DeviceId(device),
+        }
+    }
 }
 
 /// What intake answers for the lines naming `key`: its tracker's id, or
