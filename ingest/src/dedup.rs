@@ -224,13 +224,12 @@ impl DedupIndex {
     }
 
     /// Counts off rows now in the sink, as (partition, message time, content
-    /// hash) (any order). Their keys leave an incomplete partition's
-    /// memtable keys: those within the recent window of the tracker's
-    /// watermark are held, the others dropped, as are held keys the window
-    /// has moved past; an incomplete partition with nothing left goes.
-    /// Without watermarks nothing is held.
-    pub(crate) fn flushed(&mut self, rows: &mut [(PartitionKey, i64, u64)]) {
-        rows.sort_unstable_by_key(|&(partition, _, _)| partition);
+    /// hash) (any order; grouped by partition is faster). Their keys leave an
+    /// incomplete partition's memtable keys: those within the recent window
+    /// of the tracker's watermark are held, the others dropped, as are held
+    /// keys the window has moved past; an incomplete partition with nothing
+    /// left goes. Without watermarks nothing is held.
+    pub(crate) fn flushed(&mut self, rows: &[(PartitionKey, i64, u64)]) {
         for run in rows.chunk_by(|a, b| a.0 == b.0) {
             self.flushed_partition(run[0].0, run.iter().map(|&(_, time, hash)| (time, hash)));
         }
@@ -395,7 +394,7 @@ mod tests {
             index.is_loaded((1, 10)),
             "a partition with a row in the memtable stays"
         );
-        index.flushed(&mut [((1, 10), 100, 8)]);
+        index.flushed(&[((1, 10), 100, 8)]);
         assert!(index.is_loaded((1, 10)), "a complete partition stays");
         assert_eq!(index.shrink(&HashSet::from([(2, 10)])), 1);
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
@@ -417,10 +416,10 @@ mod tests {
         assert_eq!(index.known((1, 0), 2_001, 5), Known::New);
         // Flushed, the incomplete partition keeps only the keys at its
         // tracker's watermark (no recent window here); the rest are in the sink.
-        index.flushed(&mut [((1, 0), 2_000, 5)]);
+        index.flushed(&[((1, 0), 2_000, 5)]);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
         assert!(index.insert((1, 0), 2_500, 6));
-        index.flushed(&mut [((1, 0), 2_500, 6)]);
+        index.flushed(&[((1, 0), 2_500, 6)]);
         assert_eq!(index.entries(), 1);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Unknown);
         assert_eq!(index.known((1, 0), 2_200, 7), Known::New);
@@ -437,7 +436,7 @@ mod tests {
         for time in [10_000, 50_000, 100_000] {
             assert!(index.insert(p, time, time as u64));
         }
-        index.flushed(&mut [
+        index.flushed(&[
             (p, 100_000, 100_000),
             (p, 10_000, 10_000),
             (p, 50_000, 50_000),
@@ -459,7 +458,7 @@ mod tests {
         assert_eq!(index.known(p, 100_001, 1), Known::New);
         // Retention drops what it holds the same way.
         assert!(index.insert(p, 100_500, 7));
-        index.flushed(&mut [(p, 100_500, 7)]);
+        index.flushed(&[(p, 100_500, 7)]);
         index.retain(|_| false);
         assert_eq!(index.known(p, 100_500, 7), Known::Unknown);
         // Without watermarks (ClickHouse) nothing is held past a flush.
@@ -468,7 +467,7 @@ mod tests {
         index.retain(|_| false);
         index.load(p, None, []);
         assert!(index.insert(p, 5, 5));
-        index.flushed(&mut [(p, 5, 5)]);
+        index.flushed(&[(p, 5, 5)]);
         assert!(!index.is_loaded(p));
         assert_eq!(index.known(p, 5, 5), Known::Unknown);
     }
@@ -492,10 +491,10 @@ mod tests {
             // A row arrives while the flush runs.
             time += 1_000;
             assert!(index.insert(p, time, time as u64));
-            index.flushed(&mut flushing);
+            index.flushed(&flushing);
             // The next flush takes that row too.
             let (last, hash) = (time, time as u64);
-            index.flushed(&mut [(p, last, hash)]);
+            index.flushed(&[(p, last, hash)]);
             assert_eq!(index.known(p, last, hash), Known::Duplicate, "held");
         }
         assert!(index.entries() <= 61, "{} keys held", index.entries());
@@ -531,7 +530,7 @@ mod tests {
         assert!(!index.is_loaded((1, 10)));
         assert!(index.is_loaded((2, 10)));
         assert_eq!(index.known((2, 10), 6, 6), Known::Duplicate);
-        index.flushed(&mut [((2, 10), 6, 6)]);
+        index.flushed(&[((2, 10), 6, 6)]);
         index.retain(|_| false);
         assert_eq!(index.entries(), 0);
     }

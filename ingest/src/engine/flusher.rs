@@ -20,6 +20,9 @@ pub(crate) enum Request {
 /// How often the flusher looks at the memtable's size and age.
 const TICK: Duration = Duration::from_millis(200);
 
+/// Flushed keys handed to the dedup index per hold of its lock.
+const FLUSHED_KEYS_PER_LOCK: usize = 16 * 1024;
+
 pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Receiver<Request>) {
     let mut last_flush = Instant::now();
     let mut last_retention = Instant::now();
@@ -123,11 +126,22 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
         for batch in &batches {
             super::flushed_keys(batch, &mut flushed);
         }
-        shared
-            .dedup
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .flushed(&mut flushed);
+        flushed.sort_unstable_by_key(|&(partition, _, _)| partition);
+        // Some thousands of keys at a time, whole partitions: the writer
+        // thread waits for the index a few ms at most, not for a whole flush.
+        let mut start = 0;
+        while start < flushed.len() {
+            let mut end = (start + FLUSHED_KEYS_PER_LOCK).min(flushed.len());
+            while end < flushed.len() && flushed[end].0 == flushed[end - 1].0 {
+                end += 1;
+            }
+            shared
+                .dedup
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .flushed(&flushed[start..end]);
+            start = end;
+        }
         shared.metrics.flushes.inc();
         shared.metrics.rows_flushed.inc_by(rows as u64);
         tracing::debug!(
