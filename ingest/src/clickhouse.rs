@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 use arrow::array::{
     Array, AsArray, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt8Array,
 };
-use arrow::datatypes::{
-    ArrowPrimitiveType, Float64Type, Int32Type, Int64Type, UInt8Type, UInt64Type,
-};
+use arrow::datatypes::{ArrowPrimitiveType, Float64Type, Int32Type, Int64Type, UInt8Type};
 use clickhouse::Row;
 use schemas::columns::{self, InnerKind};
 use serde::Serialize;
@@ -88,8 +86,7 @@ fn at<T: ArrowPrimitiveType>(column: Option<&PrimitiveArray<T>>, row: usize) -> 
 pub fn rows_of(batch: &RecordBatch) -> Result<Vec<TelemetryRow<'_>>> {
     let missing = |what: &str| Error::Layout(format!("lacks {what}"));
     let keys = columns::key_columns(batch).ok_or_else(|| missing("its key columns"))?;
-    let hashes = primitive::<UInt64Type>(batch, columns::CONTENT_HASH)
-        .ok_or_else(|| missing(columns::CONTENT_HASH))?;
+    let hashes = columns::content_hashes(batch).ok_or_else(|| missing(columns::CONTENT_HASH))?;
     let flags = primitive::<Int64Type>(batch, columns::FLAGS);
     let gps_fix_type = primitive::<UInt8Type>(batch, "gps_fix_type");
     let lat = primitive::<Float64Type>(batch, "lat");

@@ -337,35 +337,37 @@ impl DedupIndex {
             if self.entries <= self.max_entries / 2 {
                 break;
             }
-            if let Some(old) = self.partitions.remove(&key) {
-                self.entries -= old.keys.len() + old.held.len();
+            if self.forget(key) {
                 evicted += 1;
-                if let Some(newest) = old.newest_key() {
-                    self.dropped_through(key.0, newest);
-                }
             }
         }
         evicted
     }
 
+    /// Drops a partition and its keys (the sink holds them): counts them off
+    /// and raises its tracker's mark past them. `false` when it was not there.
+    fn forget(&mut self, key: PartitionKey) -> bool {
+        let Some(old) = self.partitions.remove(&key) else {
+            return false;
+        };
+        self.entries -= old.keys.len() + old.held.len();
+        if let Some(newest) = old.newest_key() {
+            self.dropped_through(key.0, newest);
+        }
+        true
+    }
+
     /// Keeps only the partitions for which `keep` holds, and those with rows
     /// in the memtable.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&PartitionKey) -> bool) {
-        let mut entries = self.entries;
-        let mut dropped = Vec::new();
-        self.partitions.retain(|key, part| {
-            let kept = part.unflushed > 0 || keep(key);
-            if !kept {
-                entries -= part.keys.len() + part.held.len();
-                if let Some(newest) = part.newest_key() {
-                    dropped.push((key.0, newest));
-                }
-            }
-            kept
-        });
-        self.entries = entries;
-        for (tracker, newest) in dropped {
-            self.dropped_through(tracker, newest);
+        let dropped: Vec<PartitionKey> = self
+            .partitions
+            .iter()
+            .filter(|(key, part)| part.unflushed == 0 && !keep(key))
+            .map(|(key, _)| *key)
+            .collect();
+        for key in dropped {
+            self.forget(key);
         }
     }
 

@@ -240,10 +240,7 @@ pub(crate) fn flushed_keys(batch: &RecordBatch, out: &mut Vec<(PartitionKey, i64
     let Some(keys) = columns::key_columns(batch) else {
         return;
     };
-    let Some(hashes) = batch
-        .column_by_name(columns::CONTENT_HASH)
-        .and_then(|c| arrow::array::AsArray::as_primitive_opt::<arrow::datatypes::UInt64Type>(c))
-    else {
+    let Some(hashes) = columns::content_hashes(batch) else {
         return;
     };
     for i in 0..batch.num_rows() {

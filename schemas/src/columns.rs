@@ -192,6 +192,15 @@ pub fn key_columns(batch: &arrow_array::RecordBatch) -> Option<KeyColumns<'_>> {
     })
 }
 
+/// The content hashes of a batch with the fixed fields; `None` if the
+/// column is missing or of another type.
+pub fn content_hashes(batch: &arrow_array::RecordBatch) -> Option<&arrow_array::UInt64Array> {
+    use arrow_array::cast::AsArray;
+    batch
+        .column_by_name(CONTENT_HASH)?
+        .as_primitive_opt::<arrow_array::types::UInt64Type>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

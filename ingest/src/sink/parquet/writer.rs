@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
 use arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
-use arrow::datatypes::{Int64Type, TimestampMillisecondType, UInt64Type};
+use arrow::datatypes::{Int64Type, TimestampMillisecondType};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
@@ -682,10 +682,7 @@ pub(crate) fn read_keys(
             .and_then(|c| c.as_primitive_opt::<Int64Type>())
             .ok_or(missing(columns::TRACKER_ID))?;
         let times = column_i64(&batch, columns::MESSAGE_TIME)?;
-        let hashes = batch
-            .column_by_name(columns::CONTENT_HASH)
-            .and_then(|c| c.as_primitive_opt::<UInt64Type>())
-            .ok_or(missing(columns::CONTENT_HASH))?;
+        let hashes = columns::content_hashes(&batch).ok_or(missing(columns::CONTENT_HASH))?;
         for i in 0..batch.num_rows() {
             let (tracker, time) = (ids.value(i), times.value(i));
             let partition = (tracker, day_of(time));
