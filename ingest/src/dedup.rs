@@ -83,6 +83,10 @@ pub(crate) struct DedupIndex {
     max_entries: usize,
     /// How far behind its tracker's watermark a flushed key is kept (ms).
     recent_ms: i64,
+    /// Counts the times keys left the index for the sink (flushes,
+    /// evictions, retention): keys read from storage before a change of it
+    /// may miss rows the index no longer holds (see [`Self::install`]).
+    generation: u64,
 }
 
 /// What the index knows of a tracker's stored rows.
@@ -127,7 +131,36 @@ impl DedupIndex {
             unflushed: 0,
             max_entries,
             recent_ms: recent_ms.max(0),
+            generation: 0,
         }
+    }
+
+    /// The current generation, to read partitions from storage outside the
+    /// index's lock and [`install`](Self::install) them after.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// [`load`](Self::load)s partitions read from storage without the
+    /// index's lock, if no key has left the index since `generation` was
+    /// current: the files were listed after it was read, so they hold every
+    /// row flushed before, and the index still holds every key flushed
+    /// since. Otherwise installs nothing (a flushed key the read missed may
+    /// be gone from the index) and answers `false`; the writer then reads
+    /// what it needs itself.
+    pub(crate) fn install(
+        &mut self,
+        generation: u64,
+        loaded: impl IntoIterator<Item = (PartitionKey, Option<Vec<(i64, u64)>>, Vec<u64>)>,
+    ) -> bool {
+        if generation != self.generation {
+            return false;
+        }
+        for (partition, keys, names) in loaded {
+            let complete = self.partitions.get(&partition).is_some_and(|p| p.complete);
+            self.load(partition, keys.filter(|_| !complete), names);
+        }
+        true
     }
 
     /// Whether the partition is in the index (its names are known).
@@ -230,6 +263,7 @@ impl DedupIndex {
     /// keys the window has moved past; an incomplete partition with nothing
     /// left goes. Without watermarks nothing is held.
     pub(crate) fn flushed(&mut self, rows: &[(PartitionKey, i64, u64)]) {
+        self.generation += 1;
         for run in rows.chunk_by(|a, b| a.0 == b.0) {
             self.flushed_partition(run[0].0, run.iter().map(|&(_, time, hash)| (time, hash)));
         }
@@ -350,6 +384,7 @@ impl DedupIndex {
         let Some(old) = self.partitions.remove(&key) else {
             return false;
         };
+        self.generation += 1;
         self.entries -= old.keys.len() + old.held.len();
         if let Some(newest) = old.newest_key() {
             self.dropped_through(key.0, newest);
@@ -510,6 +545,36 @@ mod tests {
         );
         assert_eq!(index.known(p, time - 90_500, 1), Known::Unknown);
         assert_eq!(index.known(p, time - 30_500, 1), Known::New);
+    }
+
+    #[test]
+    fn keys_read_before_keys_left_the_index_are_not_installed() {
+        let p = (1, 0);
+        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])), 0);
+        index.load(p, None, []);
+        assert!(index.insert(p, 2_000, 2));
+        assert!(index.insert(p, 3_000, 3));
+        // A read of the sink's keys (through 1,000) starts here...
+        let before = index.generation();
+        assert!(index.install(before, [((2, 0), None, vec![9])]));
+        assert!(index.is_loaded((2, 0)), "nothing left the index: installed");
+        // ... a flush moves 2,000 and 3,000 to the sink and drops the key
+        // of 2,000 (behind the watermark, no recent window) ...
+        index.flushed(&[(p, 2_000, 2), (p, 3_000, 3)]);
+        // ... so the read misses it: installing would call it new.
+        assert!(!index.install(before, [(p, Some(vec![(1_000, 1)]), vec![])]));
+        assert_eq!(index.known(p, 2_000, 2), Known::Unknown);
+        // Read again after the flush: complete.
+        let now = index.generation();
+        let stored = vec![(1_000, 1), (2_000, 2), (3_000, 3)];
+        assert!(index.install(now, [(p, Some(stored), vec![])]));
+        assert_eq!(index.known(p, 2_000, 2), Known::Duplicate);
+        assert_eq!(index.known(p, 500, 3), Known::New);
+        // Eviction and retention drop keys too.
+        let before = index.generation();
+        index.retain(|_| false);
+        assert!(!index.install(before, [(p, Some(vec![]), vec![])]));
+        assert!(!index.is_loaded(p));
     }
 
     #[test]

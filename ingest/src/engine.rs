@@ -17,7 +17,7 @@ use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
 use crate::batch::{DAY_MS, Encoded, Entry, day_of, name_key, to_record_batches};
-use crate::dedup::{DedupIndex, PartitionKey};
+use crate::dedup::{DedupIndex, Known, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
@@ -76,7 +76,7 @@ pub struct IngestConfig {
     /// `data_dir` (the WAL stays under `data_dir` either way).
     pub clickhouse: Option<ClickHouseConfig>,
     /// Most recent positions held in memory per tracker for live views
-    /// ([`Ingest::live`]); about 48 bytes each.
+    /// ([`Ingest::live`]); 32 bytes each (coordinates kept to 1e-7 degree, speed to 0.001 km/h).
     pub live_points_per_tracker: usize,
 }
 
@@ -138,6 +138,10 @@ pub struct WriteOutcome {
     pub rejected: Vec<(usize, String)>,
 }
 
+/// A partition read from the sink: its keys (when it is to be complete) and
+/// its inner columns' name keys.
+type Loaded = (PartitionKey, Option<Vec<(i64, u64)>>, Vec<u64>);
+
 /// State shared by the engine's threads and its readers.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -193,6 +197,21 @@ impl Shared {
         partitions: &HashSet<PartitionKey>,
         complete: &HashSet<PartitionKey>,
     ) -> Result<()> {
+        let loaded = self.read_partitions(partitions, complete)?;
+        self.metrics.dedup_writer_loads.inc_by(complete.len() as u64);
+        for (partition, keys, names) in loaded {
+            dedup.load(partition, keys, names);
+        }
+        Ok(())
+    }
+
+    /// Reads from the sink what [`load_partitions`](Self::load_partitions)
+    /// loads: per partition, its keys (those in `complete`) and its name keys.
+    fn read_partitions(
+        &self,
+        partitions: &HashSet<PartitionKey>,
+        complete: &HashSet<PartitionKey>,
+    ) -> Result<Vec<Loaded>> {
         let (files, _epoch) = {
             let state = self.read();
             (state.files.clone(), state.epoch.clone())
@@ -202,14 +221,68 @@ impl Shared {
             false => self.sink.keys_many(&files, complete)?,
         };
         self.metrics.dedup_loads.inc_by(complete.len() as u64);
+        let mut loaded = Vec::with_capacity(partitions.len());
         for &(tracker, day) in partitions {
             let keys = complete
                 .contains(&(tracker, day))
                 .then(|| keys.remove(&(tracker, day)).unwrap_or_default());
             let names = self.sink.inner_names(&files, tracker, day)?;
-            dedup.load((tracker, day), keys, names.iter().map(|n| name_key(n)));
+            loaded.push((
+                (tracker, day),
+                keys,
+                names.iter().map(|n| name_key(n)).collect(),
+            ));
         }
-        Ok(())
+        Ok(loaded)
+    }
+
+    /// Reads, on the calling thread and without holding the dedup index,
+    /// the partitions a write will need (those the index lacks, and those
+    /// its late or retransmitted messages need complete), so that the
+    /// writer thread finds them loaded. Best effort: whatever this misses
+    /// (an error, or keys that left the index meanwhile) the writer reads.
+    fn prefetch(&self, keys: &[(PartitionKey, i64, u64)]) {
+        let (generation, loaded) = match self.read_ahead(keys) {
+            Ok(Some(read)) => read,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!(error = %e, "reading partitions ahead of a write failed; the writer reads them");
+                return;
+            }
+        };
+        let read = loaded.len() as u64;
+        let installed = self
+            .dedup
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .install(generation, loaded);
+        if !installed {
+            self.metrics.dedup_prefetch_discarded.inc_by(read);
+        }
+    }
+
+    /// What [`prefetch`](Self::prefetch) reads, with the index's generation
+    /// before it; `None` when the index needs nothing for `keys`.
+    fn read_ahead(&self, keys: &[(PartitionKey, i64, u64)]) -> Result<Option<(u64, Vec<Loaded>)>> {
+        let (generation, partitions, complete) = {
+            let dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
+            let mut partitions = HashSet::new();
+            let mut complete = HashSet::new();
+            for &(partition, time, hash) in keys {
+                if dedup.known(partition, time, hash) == Known::Unknown {
+                    complete.insert(partition);
+                    partitions.insert(partition);
+                } else if !dedup.is_loaded(partition) {
+                    partitions.insert(partition);
+                }
+            }
+            (dedup.generation(), partitions, complete)
+        };
+        if partitions.is_empty() {
+            return Ok(None);
+        }
+        let loaded = self.read_partitions(&partitions, &complete)?;
+        Ok(Some((generation, loaded)))
     }
 
     fn publish_gauges(&self) {
@@ -405,12 +478,26 @@ impl Ingest {
             .enumerate()
             .filter_map(|(i, m)| Some((i, LivePoint::of(m)?)))
             .collect();
-        let mut encoded = Encoded::with_capacity(messages.len());
-        let mut scratch = Vec::new();
-        let entries = messages
-            .into_iter()
-            .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
-            .collect::<Result<Vec<_>>>()?;
+        // Encoding, hashing and reading what dedup needs from storage: on
+        // a blocking thread, in parallel with other writes, not on the writer.
+        let shared = self.shared.clone();
+        let (entries, encoded) = tokio::task::spawn_blocking(move || -> Result<_> {
+            let mut encoded = Encoded::with_capacity(messages.len());
+            let mut scratch = Vec::new();
+            let entries = messages
+                .into_iter()
+                .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
+                .collect::<Result<Vec<_>>>()?;
+            let keys: Vec<_> = entries.iter().map(Entry::dedup_key).collect();
+            shared.prefetch(&keys);
+            Ok((entries, encoded))
+        })
+        .await
+        .map_err(|e| Error::Io {
+            what: "encoding a write failed on its thread",
+            path: PathBuf::from("-"),
+            source: std::io::Error::other(e.to_string()),
+        })??;
         let (reply, answer) = tokio::sync::oneshot::channel();
         let sender = self
             .commands

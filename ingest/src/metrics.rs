@@ -35,6 +35,8 @@ pub(crate) struct IngestMetrics {
     pub(crate) flushes: Counter,
     pub(crate) rows_flushed: Counter,
     pub(crate) dedup_loads: Counter,
+    pub(crate) dedup_writer_loads: Counter,
+    pub(crate) dedup_prefetch_discarded: Counter,
     pub(crate) dedup_evictions: Counter,
     pub(crate) flush_errors: Counter,
     pub(crate) files: Gauge,
@@ -66,6 +68,8 @@ impl IngestMetrics {
             flushes: Counter::default(),
             rows_flushed: Counter::default(),
             dedup_loads: Counter::default(),
+            dedup_writer_loads: Counter::default(),
+            dedup_prefetch_discarded: Counter::default(),
             dedup_evictions: Counter::default(),
             flush_errors: Counter::default(),
             files: Gauge::default(),
@@ -130,6 +134,16 @@ impl IngestMetrics {
             "trackhouse_dedup_partition_loads",
             "(tracker, day) partitions of the deduplication index read from storage",
             m.dedup_loads.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_writer_loads",
+            "Of those, partitions the writer thread read itself (a write reads what it needs before it queues; the writer reads what that missed)",
+            m.dedup_writer_loads.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_prefetches_discarded",
+            "Partitions read ahead of a write that were not used because keys left the deduplication index meanwhile (a flush, an eviction)",
+            m.dedup_prefetch_discarded.clone(),
         );
         r.register(
             "trackhouse_dedup_partition_evictions",

@@ -525,6 +525,7 @@ async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
 
     let ingest = open(dir.path());
     let loads = || ingest.shared.metrics.dedup_loads.get();
+    let writer_loads = || ingest.shared.metrics.dedup_writer_loads.get();
     let newer = ingest
         .write(
             (0..20)
@@ -542,6 +543,66 @@ async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
         .await
         .unwrap();
     assert_eq!((late.accepted, late.duplicates, loads()), (1, 1, 1));
+    assert_eq!(writer_loads(), 0, "read before the write queued, not on the writer");
+    ingest.shutdown().unwrap();
+}
+
+/// A partition read ahead of a write, before a flush dropped keys from the
+/// index, is not installed: it could miss the flushed rows.
+#[tokio::test]
+async fn keys_read_ahead_of_a_flush_are_not_trusted() {
+    let at = |s: i64, fuel: f64| message(1, NOW_MS + s * 1000, fuel);
+    // Returns the engine, a stale read ahead of a late message, and a
+    // message flushed, and dropped from the index, after the read began.
+    async fn overtaken(
+        dir: &std::path::Path,
+        at: impl Fn(i64, f64) -> Message,
+    ) -> (Ingest, u64, Vec<Loaded>, Message) {
+        let config = IngestConfig {
+            dedup_recent: Duration::ZERO,
+            ..config(dir)
+        };
+        let ingest = Ingest::open(config, &mut Registry::default()).unwrap();
+        ingest.write(vec![at(0, 1.0), at(1, 1.0)]).await.unwrap();
+        ingest.flush().unwrap();
+        ingest.write(vec![at(2, 1.0)]).await.unwrap();
+        // Older than a key the flush dropped: its day's keys must be read.
+        let late = Entry::new(at(0, 2.0)).unwrap();
+        let (generation, stale) = ingest
+            .shared
+            .read_ahead(&[late.dedup_key()])
+            .unwrap()
+            .expect("a late message needs its partition");
+        // Meanwhile second 2 goes to a file, and (second 3 being newer, no
+        // recent window) its key leaves the index.
+        ingest.write(vec![at(3, 1.0)]).await.unwrap();
+        ingest.flush().unwrap();
+        (ingest, generation, stale, at(2, 1.0))
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
+    let mut dedup = ingest.shared.dedup.lock().unwrap();
+    assert!(!dedup.install(generation, stale.clone()), "a flush came between");
+    // Trusted, the stale read would let a retransmission in again.
+    let now = dedup.generation();
+    assert!(dedup.install(now, stale));
+    drop(dedup);
+    let again = ingest.write(vec![flushed]).await.unwrap();
+    assert_eq!(again.accepted, 1, "the hazard the generation guards against");
+    ingest.shutdown().unwrap();
+    drop(ingest);
+
+    // Through the engine: the read is discarded, the writer reads the
+    // partition itself, and the retransmission is a duplicate.
+    let dir = tempfile::tempdir().unwrap();
+    let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
+    let writer_loads = ingest.shared.metrics.dedup_writer_loads.get();
+    let installed = ingest.shared.dedup.lock().unwrap().install(generation, stale);
+    assert!(!installed);
+    let retransmitted = ingest.write(vec![flushed]).await.unwrap();
+    assert_eq!((retransmitted.accepted, retransmitted.duplicates), (0, 1));
+    assert_eq!(ingest.shared.metrics.dedup_writer_loads.get(), writer_loads);
     ingest.shutdown().unwrap();
 }
 
