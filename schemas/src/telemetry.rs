@@ -34,10 +34,13 @@ pub struct FileEntry {
     /// Size in bytes.
     pub bytes: u64,
     /// The inner columns present (`inputs.lls_level_1`, ...), sorted.
-    pub inner_columns: Vec<String>,
+    /// Shared: the engine copies its file list at every flush.
+    pub inner_columns: Arc<[String]>,
     /// Each tracker's rows in the file, by tracker id: what `.*` expansion,
-    /// `get_inputs` and pruning need without opening the file.
-    pub trackers: Vec<TrackerSpan>,
+    /// `get_inputs` and pruning need without opening the file. Shared: a
+    /// file of 10,000 trackers holds 10,000 spans, and the engine copies
+    /// its file list at every flush.
+    pub trackers: Arc<[TrackerSpan]>,
 }
 
 /// One tracker's rows in a file.

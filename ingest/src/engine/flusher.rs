@@ -105,9 +105,12 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
         let started = Instant::now();
         let written = shared.sink.persist(&batches, segment)?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-        let mut state = shared.write();
-        let mut files = state.files.as_ref().clone();
+        // The new list is built before the lock that readers and the
+        // writer wait for (a file's spans make it a deep copy): only this
+        // thread changes it.
+        let mut files = shared.read().files.as_ref().clone();
         files.extend(written.iter().cloned());
+        let mut state = shared.write();
         state.files = Arc::new(files);
         state.unflushed.drain(..count);
         state.unflushed_rows -= rows;

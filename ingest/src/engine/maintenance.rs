@@ -36,14 +36,16 @@ impl Drop for Epoch {
 
 /// Swaps a rewrite's files into the state and opens a new epoch.
 pub(super) fn apply(shared: &Shared, rewrite: Rewrite) {
-    let mut state = shared.write();
-    let mut files: Vec<FileEntry> = state
-        .files
+    // Built before the lock (a file's spans make the list a deep copy):
+    // only this thread changes the list.
+    let current = shared.read().files.clone();
+    let mut files: Vec<FileEntry> = current
         .iter()
         .filter(|f| !rewrite.removed.contains(&f.id))
         .cloned()
         .collect();
     files.extend(rewrite.added);
+    let mut state = shared.write();
     state.files = Arc::new(files);
     let next = Arc::new(Epoch::default());
     state

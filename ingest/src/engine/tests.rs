@@ -76,7 +76,7 @@ async fn writes_are_visible_at_once_and_flushed_to_parquet() {
         (NOW_MS, NOW_MS + 99_000)
     );
     assert_eq!(
-        file.inner_columns,
+        *file.inner_columns,
         ["inputs.lls_level_1", "states.ignition"]
     );
     assert!(after.root.join(&file.path).exists());
@@ -582,12 +582,13 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
 
     let dir = tempfile::tempdir().unwrap();
     let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
-    let mut dedup = ingest.shared.dedup.lock().unwrap();
-    assert!(!dedup.install(generation, stale.clone()), "a flush came between");
-    // Trusted, the stale read would let a retransmission in again.
-    let now = dedup.generation();
-    assert!(dedup.install(now, stale));
-    drop(dedup);
+    {
+        let mut dedup = ingest.shared.dedup.lock().unwrap();
+        assert!(!dedup.install(generation, stale.clone()), "a flush came between");
+        // Trusted, the stale read would let a retransmission in again.
+        let now = dedup.generation();
+        assert!(dedup.install(now, stale));
+    }
     let again = ingest.write(vec![flushed]).await.unwrap();
     assert_eq!(again.accepted, 1, "the hazard the generation guards against");
     ingest.shutdown().unwrap();

@@ -40,7 +40,7 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
         (3, 1, 9)
     );
     assert_eq!(
-        first.inner_columns,
+        *first.inner_columns,
         ["inputs.a"],
         "an inner column without values in a file is not listed"
     );
@@ -65,7 +65,7 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
         .iter()
         .find(|f| f.message_time_min_ms == day + 5)
         .unwrap();
-    assert_eq!(second.inner_columns, ["inputs.b"]);
+    assert_eq!(*second.inner_columns, ["inputs.b"]);
     assert_eq!(sink.flushed_wal_segment(), 7);
 
     let mut keys = sink.keys(&files, 1, 0).unwrap();

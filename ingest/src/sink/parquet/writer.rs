@@ -621,8 +621,8 @@ fn write_file(
         server_time_max_ms: server.1,
         rows,
         bytes,
-        inner_columns: names,
-        trackers: spans,
+        inner_columns: names.into(),
+        trackers: spans.into(),
     })
 }
 
