@@ -63,6 +63,14 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// The catalog cannot be used as it is (a gap in its log, a newer format).
+    #[error("catalog {path}: {reason}")]
+    CatalogState {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// A batch that does not have the stored layout (a bug, not bad input).
     #[error("a stored batch {0}")]
     Layout(String),
@@ -91,7 +99,9 @@ impl HasCode for Error {
                 ErrorCode::Unexpected
             }
             Self::Parquet { .. } | Self::Io { .. } => ErrorCode::CannotSaveFile,
-            Self::Catalog { .. } | Self::ClickHouse { .. } => ErrorCode::Database,
+            Self::Catalog { .. } | Self::CatalogState { .. } | Self::ClickHouse { .. } => {
+                ErrorCode::Database
+            }
         }
     }
 }

@@ -42,3 +42,4 @@ pub use engine::{
 pub use error::{Error, Result};
 pub use live::{LivePoint, LivePositions, TrackerTrail};
 pub use sink::clickhouse::ClickHouseConfig;
+pub use sink::parquet::listed_files;

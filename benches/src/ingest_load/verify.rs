@@ -215,31 +215,21 @@ impl Stored {
     }
 }
 
-/// Reads every file `telemetry/catalog.json` lists under `data_dir`,
-/// mapping each row to its message of `pool`'s stream.
+/// Reads every file the catalog under `data_dir/telemetry` lists (its
+/// checkpoint and log), mapping each row to its message of `pool`'s stream.
 pub fn stored_parquet(data_dir: &Path, pool: &Pool) -> anyhow::Result<Stored> {
     let root = data_dir.join("telemetry");
-    let catalog: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(root.join("catalog.json")).context("reading telemetry/catalog.json")?,
-    )?;
-    let files = catalog
-        .get("files")
-        .and_then(|f| f.as_array())
-        .context("the catalog's files")?;
+    let files = ingest::listed_files(&root).context("reading the catalog of telemetry/")?;
     let mut stored = Stored {
         files: files.len(),
         ..Stored::default()
     };
     let mut days = std::collections::BTreeSet::new();
-    for file in files {
-        let relative = file
-            .get("path")
-            .and_then(|p| p.as_str())
-            .context("a catalog file's path")?;
-        if let Some(day) = Path::new(relative).parent() {
+    for file in &files {
+        if let Some(day) = file.path.parent() {
             days.insert(day.to_owned());
         }
-        let path = root.join(relative);
+        let path = root.join(&file.path);
         let reader =
             std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(reader)?;

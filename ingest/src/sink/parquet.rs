@@ -16,12 +16,14 @@ use crate::Result;
 use crate::batch::DAY_MS;
 use crate::dedup::PartitionKey;
 use crate::sink::{Rewrite, Sink};
+pub use catalog::listed_files;
 use catalog::Catalog;
 
 /// Settings of the Parquet sink.
 #[derive(Debug, Clone)]
 pub(crate) struct ParquetConfig {
-    /// The telemetry root (holds `catalog.json` and the day directories).
+    /// The telemetry root (holds the catalog, `catalog.json` and
+    /// `catalog.log`, and the day directories).
     pub(crate) root: PathBuf,
     /// Rows per row group: smaller groups prune finer, larger ones compress better.
     pub(crate) row_group_rows: usize,
@@ -180,7 +182,7 @@ impl Sink for ParquetSink {
 
     fn watermarks(&self, files: &[FileEntry]) -> Option<HashMap<i64, i64>> {
         let mut marks: HashMap<i64, i64> = HashMap::new();
-        for span in files.iter().flat_map(|f| &f.trackers) {
+        for span in files.iter().flat_map(|f| f.trackers.iter()) {
             let mark = marks.entry(span.tracker_id).or_insert(i64::MIN);
             *mark = (*mark).max(span.message_time_max_ms);
         }
