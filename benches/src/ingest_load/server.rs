@@ -262,6 +262,12 @@ impl TrackhouseServer {
             }
             None => Command::new(&options.bin),
         };
+        // As deploy/systemd/trackhouse.service runs it: mimalloc returns
+        // freed memory at once instead of after a second (the peak RSS
+        // measured is the deployed one); the caller's setting wins.
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            command.env("MIMALLOC_PURGE_DELAY", "0");
+        }
         command
             .arg("serve")
             .arg("--data-dir")
