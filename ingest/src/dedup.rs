@@ -168,6 +168,11 @@ impl DedupIndex {
         self.partitions.contains_key(&partition)
     }
 
+    /// Whether the partition holds the sink's keys too.
+    pub(crate) fn is_complete(&self, partition: PartitionKey) -> bool {
+        self.partitions.get(&partition).is_some_and(|p| p.complete)
+    }
+
     /// Whether the message is stored, from what the index holds.
     pub(crate) fn known(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> Known {
         let part = self.partitions.get(&partition);

@@ -2,6 +2,7 @@
 //! and one flusher thread (memtable to Parquet or ClickHouse, WAL truncation).
 
 mod flusher;
+mod loader;
 mod maintenance;
 mod writer;
 
@@ -47,6 +48,9 @@ pub struct IngestConfig {
     pub flush_bytes: usize,
     /// Writes are refused (HTTP 503, code 8) while the memtable holds more rows than this.
     pub max_unflushed_rows: usize,
+    /// ... or more bytes of Arrow arrays than this (flushes falling behind:
+    /// a slow disk, ClickHouse away), so memory stays bounded whatever the rows hold.
+    pub max_unflushed_bytes: usize,
     /// Writes waiting for the writer thread before new ones are refused.
     pub max_pending_writes: usize,
     /// Rows per Parquet row group.
@@ -91,6 +95,7 @@ impl IngestConfig {
             flush_rows: 1_000_000,
             flush_bytes: DEFAULT_FLUSH_BYTES,
             max_unflushed_rows: 4_000_000,
+            max_unflushed_bytes: DEFAULT_MAX_UNFLUSHED_BYTES,
             max_pending_writes: 1024,
             row_group_rows: 64 * 1024,
             zstd_level: 3,
@@ -109,6 +114,13 @@ impl IngestConfig {
 
 /// Bytes of Arrow arrays in the memtable that start a flush, by default.
 pub const DEFAULT_FLUSH_BYTES: usize = 128 * 1024 * 1024;
+
+/// How long a write waits for the loader thread to read the partitions it
+/// needs before it goes to the writer thread anyway (which then reads them).
+const LOADER_PATIENCE: Duration = Duration::from_secs(5);
+
+/// Bytes of Arrow arrays in the memtable beyond which writes are refused, by default.
+pub const DEFAULT_MAX_UNFLUSHED_BYTES: usize = 512 * 1024 * 1024;
 
 /// Keys of stored rows the deduplication index keeps, by default.
 pub const DEFAULT_DEDUP_MAX_ENTRIES: usize = 16_000_000;
@@ -236,53 +248,25 @@ impl Shared {
         Ok(loaded)
     }
 
-    /// Reads, on the calling thread and without holding the dedup index,
-    /// the partitions a write will need (those the index lacks, and those
-    /// its late or retransmitted messages need complete), so that the
-    /// writer thread finds them loaded. Best effort: whatever this misses
-    /// (an error, or keys that left the index meanwhile) the writer reads.
-    fn prefetch(&self, keys: &[(PartitionKey, i64, u64)]) {
-        let (generation, loaded) = match self.read_ahead(keys) {
-            Ok(Some(read)) => read,
-            Ok(None) => return,
-            Err(e) => {
-                tracing::debug!(error = %e, "reading partitions ahead of a write failed; the writer reads them");
-                return;
+    /// The partitions a write of `keys` needs read before the writer
+    /// thread sees it (those the index lacks, and those its late or
+    /// retransmitted messages need complete), if any.
+    fn needs(
+        &self,
+        keys: &[(PartitionKey, i64, u64)],
+    ) -> Option<(HashSet<PartitionKey>, HashSet<PartitionKey>)> {
+        let dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut partitions = HashSet::new();
+        let mut complete = HashSet::new();
+        for &(partition, time, hash) in keys {
+            if dedup.known(partition, time, hash) == Known::Unknown {
+                complete.insert(partition);
+                partitions.insert(partition);
+            } else if !dedup.is_loaded(partition) {
+                partitions.insert(partition);
             }
-        };
-        let read = loaded.len() as u64;
-        let installed = self
-            .dedup
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .install(generation, loaded);
-        if !installed {
-            self.metrics.dedup_prefetch_discarded.inc_by(read);
         }
-    }
-
-    /// What [`prefetch`](Self::prefetch) reads, with the index's generation
-    /// before it; `None` when the index needs nothing for `keys`.
-    fn read_ahead(&self, keys: &[(PartitionKey, i64, u64)]) -> Result<Option<(u64, Vec<Loaded>)>> {
-        let (generation, partitions, complete) = {
-            let dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
-            let mut partitions = HashSet::new();
-            let mut complete = HashSet::new();
-            for &(partition, time, hash) in keys {
-                if dedup.known(partition, time, hash) == Known::Unknown {
-                    complete.insert(partition);
-                    partitions.insert(partition);
-                } else if !dedup.is_loaded(partition) {
-                    partitions.insert(partition);
-                }
-            }
-            (dedup.generation(), partitions, complete)
-        };
-        if partitions.is_empty() {
-            return Ok(None);
-        }
-        let loaded = self.read_partitions(&partitions, &complete)?;
-        Ok(Some((generation, loaded)))
+        (!partitions.is_empty()).then_some((partitions, complete))
     }
 
     fn publish_gauges(&self) {
@@ -349,6 +333,8 @@ pub(crate) enum Command {
 pub struct Ingest {
     shared: Arc<Shared>,
     commands: Mutex<Option<Sender<Command>>>,
+    /// Requests to the loader thread (taken at shutdown, which ends it).
+    loads: Mutex<Option<Sender<loader::Request>>>,
     flush_requests: Sender<flusher::Request>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     live: LivePositions,
@@ -445,11 +431,20 @@ impl Ingest {
                 .spawn(move || flusher::run(shared, commands, flush_rx))
                 .map_err(Error::io("starting the flusher thread", "ingest-flusher"))?
         };
+        let (loads, load_rx) = crossbeam_channel::unbounded();
+        let loader = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("ingest-loader".into())
+                .spawn(move || loader::run(shared, load_rx))
+                .map_err(Error::io("starting the loader thread", "ingest-loader"))?
+        };
         Ok(Self {
             shared,
             commands: Mutex::new(Some(commands)),
+            loads: Mutex::new(Some(loads)),
             flush_requests,
-            threads: Mutex::new(vec![writer, flusher]),
+            threads: Mutex::new(vec![writer, flusher, loader]),
             live,
         })
     }
@@ -467,10 +462,19 @@ impl Ingest {
         if messages.is_empty() {
             return Ok(WriteOutcome::default());
         }
-        if self.shared.read().unflushed_rows > self.shared.config.max_unflushed_rows {
-            return Err(Error::Backpressure {
-                reason: "too many rows wait to be flushed",
-            });
+        let full = {
+            let (state, config) = (self.shared.read(), &self.shared.config);
+            if state.unflushed_rows > config.max_unflushed_rows {
+                Some(("unflushed_rows", "too many rows wait to be flushed"))
+            } else if state.unflushed_bytes > config.max_unflushed_bytes {
+                Some(("unflushed_bytes", "too many bytes wait to be flushed"))
+            } else {
+                None
+            }
+        };
+        if let Some((limit, reason)) = full {
+            self.shared.metrics.count_backpressure(limit);
+            return Err(Error::Backpressure { reason });
         }
         // Summarised before the messages move, so the writer thread stays as it was.
         let points: Vec<(usize, (TrackerId, LivePoint))> = messages
@@ -481,6 +485,12 @@ impl Ingest {
         // Encoding, hashing and reading what dedup needs from storage: on
         // a blocking thread, in parallel with other writes, not on the writer.
         let shared = self.shared.clone();
+        let loads = self
+            .loads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(Error::Stopped)?;
         let (entries, encoded) = tokio::task::spawn_blocking(move || -> Result<_> {
             let mut encoded = Encoded::with_capacity(messages.len());
             let mut scratch = Vec::new();
@@ -489,7 +499,18 @@ impl Ingest {
                 .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
                 .collect::<Result<Vec<_>>>()?;
             let keys: Vec<_> = entries.iter().map(Entry::dedup_key).collect();
-            shared.prefetch(&keys);
+            if let Some((partitions, complete)) = shared.needs(&keys) {
+                let (done, read) = crossbeam_channel::bounded(1);
+                let request = loader::Request {
+                    partitions,
+                    complete,
+                    done,
+                };
+                // Past the patience (a slow disk), the writer reads them.
+                if loads.send(request).is_ok() {
+                    let _ = read.recv_timeout(LOADER_PATIENCE);
+                }
+            }
             Ok((entries, encoded))
         })
         .await
@@ -512,6 +533,7 @@ impl Ingest {
         }) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
+                self.shared.metrics.count_backpressure("pending_writes");
                 return Err(Error::Backpressure {
                     reason: "too many writes are queued",
                 });
@@ -604,6 +626,7 @@ impl Ingest {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
+        self.loads.lock().unwrap_or_else(|p| p.into_inner()).take();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
         for thread in threads {
             if thread.join().is_err() {
@@ -624,6 +647,7 @@ impl Ingest {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
+        self.loads.lock().unwrap_or_else(|p| p.into_inner()).take();
         for thread in std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner())) {
             let _ = thread.join();
         }

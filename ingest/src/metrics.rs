@@ -24,6 +24,7 @@ pub(crate) struct LimitLabel {
 pub(crate) struct IngestMetrics {
     pub(crate) messages: Family<Outcome, Counter>,
     pub(crate) limit_refusals: Family<LimitLabel, Counter>,
+    pub(crate) backpressure: Family<LimitLabel, Counter>,
     pub(crate) wal_bytes: Counter,
     pub(crate) wal_fsyncs: Counter,
     pub(crate) wal_fsync_seconds: Histogram,
@@ -57,6 +58,7 @@ impl IngestMetrics {
         let m = Self {
             messages: Family::default(),
             limit_refusals: Family::default(),
+            backpressure: Family::default(),
             wal_bytes: Counter::default(),
             wal_fsyncs: Counter::default(),
             wal_fsync_seconds: Histogram::new(exponential_buckets(0.000_05, 2.0, 16)),
@@ -94,6 +96,11 @@ impl IngestMetrics {
             "trackhouse_limit_refusals",
             "Intake lines refused because they went beyond a configured limit, by limit",
             m.limit_refusals.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_backpressure",
+            "Intake writes refused with 503 (code 8) because memory or the writer's queue is full, by limit: unflushed_rows (--max-unflushed-rows), unflushed_bytes (--max-unflushed-bytes), pending_writes",
+            m.backpressure.clone(),
         );
         r.register(
             "trackhouse_wal_bytes",
@@ -226,6 +233,14 @@ impl IngestMetrics {
             m.live_points.clone(),
         );
         m
+    }
+
+    /// Counts a write refused with 503 because `limit` (`unflushed_rows`,
+    /// `unflushed_bytes`, `pending_writes`) is reached.
+    pub(crate) fn count_backpressure(&self, limit: &'static str) {
+        self.backpressure
+            .get_or_create(&LimitLabel { limit })
+            .inc();
     }
 
     /// Counts lines refused by a configured limit.

@@ -263,6 +263,15 @@ pub(crate) struct ServerArgs {
     )]
     pub(crate) max_unflushed_rows: usize,
 
+    /// Intake answers HTTP 503 (code 8) with Retry-After while the rows waiting for a flush take more bytes of memory than this (Arrow arrays; flushes falling behind a slow disk or an absent ClickHouse).
+    #[arg(
+        long,
+        env = "TRACKHOUSE_MAX_UNFLUSHED_BYTES",
+        default_value_t = ingest::DEFAULT_MAX_UNFLUSHED_BYTES,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_048_576..)
+    )]
+    pub(crate) max_unflushed_bytes: usize,
+
     /// Where flushed telemetry is stored: Parquet files under the data directory (embedded), or ClickHouse.
     #[arg(
         long,
@@ -341,6 +350,7 @@ impl ServerArgs {
             dedup_recent: std::time::Duration::from_secs(self.dedup_recent_s),
             compact_max_rows: self.compact_max_rows,
             max_unflushed_rows: self.max_unflushed_rows.max(1),
+            max_unflushed_bytes: self.max_unflushed_bytes,
             max_inner_names_per_day: self.max_inner_names_per_day,
             wal_fsync: !self.unsafe_no_wal_fsync,
             live_points_per_tracker: self.live_points_per_tracker,
@@ -463,6 +473,10 @@ mod tests {
             )
         );
         assert_eq!(defaults.dedup_recent, ingest::DEFAULT_DEDUP_RECENT);
+        assert_eq!(
+            defaults.max_unflushed_bytes,
+            ingest::DEFAULT_MAX_UNFLUSHED_BYTES
+        );
         let set = serve(&[
             "--dedup-max-entries",
             "5",
@@ -470,10 +484,15 @@ mod tests {
             "2000",
             "--dedup-recent-s",
             "7",
+            "--max-unflushed-bytes",
+            "2000000",
         ]);
+        assert_eq!(set.max_unflushed_bytes, 2_000_000);
         assert_eq!((set.dedup_max_entries, set.compact_max_rows), (5, 2000));
         assert_eq!(set.dedup_recent, std::time::Duration::from_secs(7));
         let args = ["trackhouse", "serve", "--compact-max-rows", "10"];
         assert!(Cli::try_parse_from(args).is_err(), "below the range");
+        let args = ["trackhouse", "serve", "--max-unflushed-bytes", "1000"];
+        assert!(Cli::try_parse_from(args).is_err(), "below a MiB");
     }
 }

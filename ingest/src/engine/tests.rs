@@ -279,6 +279,36 @@ async fn a_full_memtable_refuses_writes_until_flushed() {
     ingest.shutdown().unwrap();
 }
 
+/// Past `max_unflushed_bytes` of Arrow arrays in memory, writes are
+/// refused (counted by limit) until a flush frees them.
+#[tokio::test]
+async fn a_memtable_past_its_byte_bound_refuses_writes_until_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut registry = Registry::default();
+    let config = IngestConfig {
+        max_unflushed_bytes: 64 * 1024,
+        ..config(dir.path())
+    };
+    let ingest = Ingest::open(config, &mut registry).unwrap();
+    let batch = |from: i64| (from..from + 1_000).map(|i| message(1, NOW_MS + i, 1.0)).collect();
+    ingest.write(batch(0)).await.unwrap();
+    assert!(ingest.shared.read().unflushed_bytes > 64 * 1024);
+    let refused = ingest.write(batch(1_000)).await.unwrap_err();
+    assert!(
+        matches!(refused, Error::Backpressure { reason } if reason.contains("bytes")),
+        "{refused:?}"
+    );
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains("trackhouse_ingest_backpressure_total{limit=\"unflushed_bytes\"} 1"),
+        "{text}"
+    );
+    ingest.flush().unwrap();
+    assert_eq!(ingest.write(batch(1_000)).await.unwrap().accepted, 1_000);
+    ingest.shutdown().unwrap();
+}
+
 /// Polls until `done` holds, for up to five seconds of background work.
 fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     for _ in 0..250 {
@@ -568,11 +598,16 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
         ingest.write(vec![at(2, 1.0)]).await.unwrap();
         // Older than a key the flush dropped: its day's keys must be read.
         let late = Entry::new(at(0, 2.0)).unwrap();
-        let (generation, stale) = ingest
+        let (partitions, complete) = ingest
             .shared
-            .read_ahead(&[late.dedup_key()])
-            .unwrap()
+            .needs(&[late.dedup_key()])
             .expect("a late message needs its partition");
+        // As the loader reads: the generation, then the files.
+        let generation = ingest.shared.dedup.lock().unwrap().generation();
+        let stale = ingest
+            .shared
+            .read_partitions(&partitions, &complete)
+            .unwrap();
         // Meanwhile second 2 goes to a file, and (second 3 being newer, no
         // recent window) its key leaves the index.
         ingest.write(vec![at(3, 1.0)]).await.unwrap();

@@ -1,0 +1,79 @@
+//! The loader thread: reads from storage what the dedup index will need,
+//! before the writes that need it reach the writer thread.
+//!
+//! A write whose late messages (or retransmissions of flushed ones) need
+//! their (tracker, day) partitions complete, or whose partitions the index
+//! lacks, asks for them here and waits. The thread takes every request
+//! waiting as one round and reads the union in one pass per file, as the
+//! writer did for a group: each request reading its own partitions would
+//! decode the same row groups once per request. It installs what it read
+//! unless keys left the index meanwhile (see [`DedupIndex::install`]);
+//! whatever it could not install, or failed to read, the writer reads.
+//!
+//! [`DedupIndex::install`]: crate::dedup::DedupIndex::install
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::Shared;
+use crate::dedup::PartitionKey;
+
+/// Partitions one write needs, and the channel to say they were read.
+#[derive(Debug)]
+pub(crate) struct Request {
+    /// Partitions the index lacks (their inner column names are read).
+    pub(crate) partitions: HashSet<PartitionKey>,
+    /// Those of them whose stored keys are read too.
+    pub(crate) complete: HashSet<PartitionKey>,
+    pub(crate) done: Sender<()>,
+}
+
+pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
+    while let Ok(first) = requests.recv() {
+        let round: Vec<Request> = std::iter::once(first).chain(requests.try_iter()).collect();
+        let mut partitions = HashSet::new();
+        let mut complete = HashSet::new();
+        for request in &round {
+            partitions.extend(&request.partitions);
+            complete.extend(&request.complete);
+        }
+        load(&shared, partitions, complete);
+        for request in round {
+            let _ = request.done.send(());
+        }
+    }
+}
+
+/// Reads and installs what the index still lacks of `partitions`.
+fn load(shared: &Shared, mut partitions: HashSet<PartitionKey>, mut complete: HashSet<PartitionKey>) {
+    let generation = {
+        let dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        // An earlier round (or the writer) may have read some already.
+        complete.retain(|&p| !dedup.is_complete(p));
+        partitions.retain(|&p| complete.contains(&p) || !dedup.is_loaded(p));
+        dedup.generation()
+    };
+    if partitions.is_empty() {
+        return;
+    }
+    let loaded = match shared.read_partitions(&partitions, &complete) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            tracing::debug!(error = %e, "reading partitions ahead of writes failed; the writer reads them");
+            return;
+        }
+    };
+    let installed = shared
+        .dedup
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .install(generation, loaded);
+    if !installed {
+        shared
+            .metrics
+            .dedup_prefetch_discarded
+            .inc_by(partitions.len() as u64);
+    }
+}
