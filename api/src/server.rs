@@ -395,6 +395,16 @@ impl Server {
 
     /// Serves until `shutdown` is cancelled, then finishes the requests in flight.
     pub async fn run(self, shutdown: CancellationToken) -> io::Result<()> {
+        let warming = self.state.clone();
+        tokio::spawn(async move {
+            let inner = &warming.inner;
+            match inner.intake_lookup.warm(&inner.store).await {
+                Ok(trackers) => tracing::info!(trackers, "intake look-ups read ahead"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading trackers ahead for the intake failed; each is read at its first request")
+                }
+            }
+        });
         let state = self.state.clone();
         let housekeeping = shutdown.child_token();
         let sweeper = housekeeping.clone();

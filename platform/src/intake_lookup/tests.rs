@@ -378,3 +378,36 @@ fn a_full_cache_drops_half() {
     assert_eq!(evicted + cache.len(), 1_000);
     assert_eq!(cache.offer(1, 0, |c| c.tokens.clear()), 0);
 }
+
+#[tokio::test]
+async fn warming_reads_live_trackers_once_and_a_change_still_empties_memory() {
+    let (_dir, store, ann, bob) = crate::zones::tests::store_with_two_users().await;
+    let first = tracker(&store, ann, "dev-1").await;
+    let second = tracker(&store, bob, "dev-2").await;
+    let gone = tracker(&store, bob, "dev-3").await;
+    store.corrupt_tracker(gone).await.unwrap();
+    let clone = store.clone_tracker(first, bob, None).await.unwrap();
+    let lookup = IntakeLookup::new(100);
+    assert_eq!(lookup.warm(&store).await.unwrap(), 2, "live, not clones");
+    let keys = [
+        TrackerKey::DeviceId("dev-1".into()),
+        TrackerKey::DeviceId("dev-2".into()),
+        TrackerKey::Id(second),
+    ];
+    let (answers, stats) = lookup.trackers(&store, keys.clone()).await.unwrap();
+    assert_eq!((stats.hits, stats.misses, stats.queries), (3, 0, 1));
+    assert_eq!(answers[&keys[0]], Some(of(store.tracker(first).await.unwrap().unwrap())));
+    // Neither the clone (by id) nor the deleted device was read ahead.
+    let others = [TrackerKey::Id(clone), TrackerKey::DeviceId("dev-3".into())];
+    let (answers, stats) = lookup.trackers(&store, others.clone()).await.unwrap();
+    assert_eq!((stats.hits, stats.misses), (0, 2));
+    assert_eq!(answers[&others[1]], None);
+    store.set_tracker_blocked(second, true).await.unwrap();
+    let (answers, stats) = lookup.trackers(&store, keys.clone()).await.unwrap();
+    assert!(stats.invalidated);
+    assert!(answers[&keys[1]].unwrap().blocked, "the block holds at once");
+    // A bound of 8 reads at most 2 trackers ahead (a quarter: id and device each).
+    assert_eq!(IntakeLookup::new(8).warm(&store).await.unwrap(), 2);
+    assert_eq!(IntakeLookup::new(4).warm(&store).await.unwrap(), 1);
+    assert_eq!(IntakeLookup::new(0).warm(&store).await.unwrap(), 0);
+}
