@@ -99,7 +99,11 @@ impl Entry {
     /// Its key in the dedup index: partition, message time, content hash.
     pub(crate) fn dedup_key(&self) -> (crate::dedup::PartitionKey, i64, u64) {
         let time = self.message.message_time_ms;
-        ((self.message.tracker_id.0, day_of(time)), time, self.content_hash)
+        (
+            (self.message.tracker_id.0, day_of(time)),
+            time,
+            self.content_hash,
+        )
     }
 
     /// The keys ([`name_key`]) of its inner columns' storage names, hashed

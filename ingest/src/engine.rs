@@ -210,7 +210,9 @@ impl Shared {
         complete: &HashSet<PartitionKey>,
     ) -> Result<()> {
         let loaded = self.read_partitions(partitions, complete)?;
-        self.metrics.dedup_writer_loads.inc_by(complete.len() as u64);
+        self.metrics
+            .dedup_writer_loads
+            .inc_by(complete.len() as u64);
         for (partition, keys, names) in loaded {
             dedup.load(partition, keys, names);
         }
@@ -485,12 +487,7 @@ impl Ingest {
         // Encoding, hashing and reading what dedup needs from storage: on
         // a blocking thread, in parallel with other writes, not on the writer.
         let shared = self.shared.clone();
-        let loads = self
-            .loads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(Error::Stopped)?;
+        let loads = open_sender(&self.loads)?;
         let (entries, encoded) = tokio::task::spawn_blocking(move || -> Result<_> {
             let mut encoded = Encoded::with_capacity(messages.len());
             let mut scratch = Vec::new();
@@ -520,12 +517,7 @@ impl Ingest {
             source: std::io::Error::other(e.to_string()),
         })??;
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let sender = self
-            .commands
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(Error::Stopped)?;
+        let sender = open_sender(&self.commands)?;
         match sender.try_send(Command::Write {
             entries,
             encoded,
@@ -621,6 +613,17 @@ impl Ingest {
     /// Flushes and stops the threads. Later writes fail with [`Error::Stopped`].
     pub fn shutdown(&self) -> Result<()> {
         let flushed = self.flush();
+        for panicked in self.stop_threads() {
+            if panicked {
+                tracing::error!("an ingest thread panicked");
+            }
+        }
+        flushed
+    }
+
+    /// Stops the flusher, closes the writer's and the loader's queues (which
+    /// ends their threads) and joins them all; whether each panicked.
+    fn stop_threads(&self) -> Vec<bool> {
         let _ = self.flush_requests.send(flusher::Request::Stop);
         self.commands
             .lock()
@@ -628,12 +631,7 @@ impl Ingest {
             .take();
         self.loads.lock().unwrap_or_else(|p| p.into_inner()).take();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
-        for thread in threads {
-            if thread.join().is_err() {
-                tracing::error!("an ingest thread panicked");
-            }
-        }
-        flushed
+        threads.into_iter().map(|t| t.join().is_err()).collect()
     }
 }
 
@@ -642,16 +640,16 @@ impl Ingest {
     /// was acknowledged is only in the WAL.
     #[cfg(test)]
     pub(crate) fn crash_for_tests(&self) {
-        let _ = self.flush_requests.send(flusher::Request::Stop);
-        self.commands
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        self.loads.lock().unwrap_or_else(|p| p.into_inner()).take();
-        for thread in std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner())) {
-            let _ = thread.join();
-        }
+        self.stop_threads();
     }
+}
+
+/// A clone of the sender in `slot`; [`Error::Stopped`] once shutdown took it.
+fn open_sender<T>(slot: &Mutex<Option<Sender<T>>>) -> Result<Sender<T>> {
+    slot.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or(Error::Stopped)
 }
 
 /// What the WAL held, rebuilt record by record: memtable batches and the

@@ -98,9 +98,9 @@ impl Kept {
             server_time_ms: point.server_time_ms,
             lat: (point.lat * PER_DEGREE).round() as i32,
             lng: (point.lng * PER_DEGREE).round() as i32,
-            speed: point
-                .speed
-                .map_or(u32::MAX, |s| ((s.max(0.0) * PER_KMH).round() as u32).min(u32::MAX - 1)),
+            speed: point.speed.map_or(u32::MAX, |s| {
+                ((s.max(0.0) * PER_KMH).round() as u32).min(u32::MAX - 1)
+            }),
             heading: point.heading.unwrap_or(i32::MIN),
         }
     }

@@ -238,9 +238,7 @@ impl IngestMetrics {
     /// Counts a write refused with 503 because `limit` (`unflushed_rows`,
     /// `unflushed_bytes`, `pending_writes`) is reached.
     pub(crate) fn count_backpressure(&self, limit: &'static str) {
-        self.backpressure
-            .get_or_create(&LimitLabel { limit })
-            .inc();
+        self.backpressure.get_or_create(&LimitLabel { limit }).inc();
     }
 
     /// Counts lines refused by a configured limit.

@@ -47,7 +47,11 @@ pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
 }
 
 /// Reads and installs what the index still lacks of `partitions`.
-fn load(shared: &Shared, mut partitions: HashSet<PartitionKey>, mut complete: HashSet<PartitionKey>) {
+fn load(
+    shared: &Shared,
+    mut partitions: HashSet<PartitionKey>,
+    mut complete: HashSet<PartitionKey>,
+) {
     let generation = {
         let dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         // An earlier round (or the writer) may have read some already.

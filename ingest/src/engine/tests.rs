@@ -290,7 +290,11 @@ async fn a_memtable_past_its_byte_bound_refuses_writes_until_flushed() {
         ..config(dir.path())
     };
     let ingest = Ingest::open(config, &mut registry).unwrap();
-    let batch = |from: i64| (from..from + 1_000).map(|i| message(1, NOW_MS + i, 1.0)).collect();
+    let batch = |from: i64| {
+        (from..from + 1_000)
+            .map(|i| message(1, NOW_MS + i, 1.0))
+            .collect()
+    };
     ingest.write(batch(0)).await.unwrap();
     assert!(ingest.shared.read().unflushed_bytes > 64 * 1024);
     let refused = ingest.write(batch(1_000)).await.unwrap_err();
@@ -573,7 +577,11 @@ async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
         .await
         .unwrap();
     assert_eq!((late.accepted, late.duplicates, loads()), (1, 1, 1));
-    assert_eq!(writer_loads(), 0, "read before the write queued, not on the writer");
+    assert_eq!(
+        writer_loads(),
+        0,
+        "read before the write queued, not on the writer"
+    );
     ingest.shutdown().unwrap();
 }
 
@@ -619,13 +627,19 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
     let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
     {
         let mut dedup = ingest.shared.dedup.lock().unwrap();
-        assert!(!dedup.install(generation, stale.clone()), "a flush came between");
+        assert!(
+            !dedup.install(generation, stale.clone()),
+            "a flush came between"
+        );
         // Trusted, the stale read would let a retransmission in again.
         let now = dedup.generation();
         assert!(dedup.install(now, stale));
     }
     let again = ingest.write(vec![flushed]).await.unwrap();
-    assert_eq!(again.accepted, 1, "the hazard the generation guards against");
+    assert_eq!(
+        again.accepted, 1,
+        "the hazard the generation guards against"
+    );
     ingest.shutdown().unwrap();
     drop(ingest);
 
@@ -634,7 +648,12 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
     let writer_loads = ingest.shared.metrics.dedup_writer_loads.get();
-    let installed = ingest.shared.dedup.lock().unwrap().install(generation, stale);
+    let installed = ingest
+        .shared
+        .dedup
+        .lock()
+        .unwrap()
+        .install(generation, stale);
     assert!(!installed);
     let retransmitted = ingest.write(vec![flushed]).await.unwrap();
     assert_eq!((retransmitted.accepted, retransmitted.duplicates), (0, 1));

@@ -16,8 +16,8 @@ use crate::Result;
 use crate::batch::DAY_MS;
 use crate::dedup::PartitionKey;
 use crate::sink::{Rewrite, Sink};
-pub use catalog::listed_files;
 use catalog::Catalog;
+pub use catalog::listed_files;
 
 /// Settings of the Parquet sink.
 #[derive(Debug, Clone)]

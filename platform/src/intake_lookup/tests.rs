@@ -396,7 +396,10 @@ async fn warming_reads_live_trackers_once_and_a_change_still_empties_memory() {
     ];
     let (answers, stats) = lookup.trackers(&store, keys.clone()).await.unwrap();
     assert_eq!((stats.hits, stats.misses, stats.queries), (3, 0, 1));
-    assert_eq!(answers[&keys[0]], Some(of(store.tracker(first).await.unwrap().unwrap())));
+    assert_eq!(
+        answers[&keys[0]],
+        Some(of(store.tracker(first).await.unwrap().unwrap()))
+    );
     // Neither the clone (by id) nor the deleted device was read ahead.
     let others = [TrackerKey::Id(clone), TrackerKey::DeviceId("dev-3".into())];
     let (answers, stats) = lookup.trackers(&store, others.clone()).await.unwrap();
@@ -405,7 +408,10 @@ async fn warming_reads_live_trackers_once_and_a_change_still_empties_memory() {
     store.set_tracker_blocked(second, true).await.unwrap();
     let (answers, stats) = lookup.trackers(&store, keys.clone()).await.unwrap();
     assert!(stats.invalidated);
-    assert!(answers[&keys[1]].unwrap().blocked, "the block holds at once");
+    assert!(
+        answers[&keys[1]].unwrap().blocked,
+        "the block holds at once"
+    );
     // A bound of 8 reads at most 2 trackers ahead (a quarter: id and device each).
     assert_eq!(IntakeLookup::new(8).warm(&store).await.unwrap(), 2);
     assert_eq!(IntakeLookup::new(4).warm(&store).await.unwrap(), 1);

@@ -288,14 +288,17 @@ fn read_checkpoint(root: &Path) -> Result<(State, u64)> {
             if state.format > FORMAT {
                 return Err(Error::CatalogState {
                     path,
-                    reason: format!(
-                        "format {}; this build reads up to {FORMAT}",
-                        state.format
-                    ),
+                    reason: format!("format {}; this build reads up to {FORMAT}", state.format),
                 });
             }
             let len = bytes.len() as u64;
-            Ok((State { format: FORMAT, ..state }, len))
+            Ok((
+                State {
+                    format: FORMAT,
+                    ..state
+                },
+                len,
+            ))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((State::empty(), 0)),
         Err(e) => Err(Error::io("reading", &path)(e)),

@@ -55,8 +55,13 @@ fn a_commit_appends_to_the_log_and_leaves_the_checkpoint_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut catalog = Catalog::open(dir.path()).unwrap();
     let added = flushes(&mut catalog, 3);
-    assert!(!dir.path().join("catalog.json").exists(), "no checkpoint yet");
-    let log = std::fs::metadata(dir.path().join("catalog.log")).unwrap().len();
+    assert!(
+        !dir.path().join("catalog.json").exists(),
+        "no checkpoint yet"
+    );
+    let log = std::fs::metadata(dir.path().join("catalog.log"))
+        .unwrap()
+        .len();
     assert!(log > 0);
     let removed = catalog.commit(vec![], &[added[0]], None).unwrap();
     assert_eq!(removed, [dir.path().join(&file(added[0]).path)]);
@@ -64,7 +69,11 @@ fn a_commit_appends_to_the_log_and_leaves_the_checkpoint_alone() {
 
     let reopened = Catalog::open(dir.path()).unwrap();
     assert_eq!(ids(&reopened), &added[1..]);
-    assert_eq!(reopened.flushed_wal_segment(), 3, "a rewrite keeps the segment");
+    assert_eq!(
+        reopened.flushed_wal_segment(),
+        3,
+        "a rewrite keeps the segment"
+    );
     let mut reopened = reopened;
     assert_eq!(reopened.next_file_id(), 4, "ids are never reused");
     assert_eq!(listed_files(dir.path()).unwrap(), reopened.files());
@@ -76,7 +85,9 @@ fn a_log_past_the_checkpoint_is_folded_into_a_new_one() {
     let mut catalog = Catalog::open_with(dir.path(), 4096).unwrap();
     let added = flushes(&mut catalog, 40);
     let checkpoint = std::fs::read(dir.path().join("catalog.json")).unwrap();
-    let log = std::fs::metadata(dir.path().join("catalog.log")).unwrap().len();
+    let log = std::fs::metadata(dir.path().join("catalog.log"))
+        .unwrap()
+        .len();
     assert!(log <= 4096.max(checkpoint.len() as u64), "{log}");
     let state: serde_json::Value = serde_json::from_slice(&checkpoint).unwrap();
     assert_eq!(state["format"], 2);
@@ -105,7 +116,11 @@ fn records_a_checkpoint_holds_are_skipped() {
     drop(catalog);
     std::fs::write(dir.path().join("catalog.log"), &log).unwrap();
     let mut reopened = Catalog::open(dir.path()).unwrap();
-    assert_eq!(ids(&reopened), [added[0], added[1], third[0]], "listed once");
+    assert_eq!(
+        ids(&reopened),
+        [added[0], added[1], third[0]],
+        "listed once"
+    );
     // And the next commit follows on.
     let fourth = flushes(&mut reopened, 1);
     drop(reopened);
@@ -120,7 +135,9 @@ fn a_torn_or_corrupt_last_record_is_dropped_and_the_log_goes_on() {
         let dir = tempfile::tempdir().unwrap();
         let mut catalog = Catalog::open(dir.path()).unwrap();
         flushes(&mut catalog, 2);
-        let whole = std::fs::metadata(dir.path().join("catalog.log")).unwrap().len();
+        let whole = std::fs::metadata(dir.path().join("catalog.log"))
+            .unwrap()
+            .len();
         flushes(&mut catalog, 1);
         drop(catalog);
         let path = dir.path().join("catalog.log");
