@@ -344,7 +344,7 @@ fn parse_record(bytes: &[u8]) -> Option<(&[u8], usize)> {
 
 /// The files the catalog under the telemetry root `root` lists, read
 /// without changing anything there (for tools that inspect a data
-/// directory; the engine's own view is [`Catalog::open`]).
+/// directory; the engine keeps its own view open).
 pub fn listed_files(root: &Path) -> Result<Vec<FileEntry>> {
     let (mut state, _) = read_checkpoint(root)?;
     let path = root.join("catalog.log");
