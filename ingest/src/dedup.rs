@@ -58,6 +58,16 @@ impl Partition {
     }
 }
 
+/// What must be read from storage before messages can be looked at.
+#[derive(Debug, Default)]
+pub(crate) struct Needs {
+    /// Partitions the index lacks, or needs complete (their inner column
+    /// names are read).
+    pub(crate) partitions: HashSet<PartitionKey>,
+    /// Those of them whose stored keys are read too.
+    pub(crate) complete: HashSet<PartitionKey>,
+}
+
 /// What the index knows of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Known {
@@ -175,13 +185,37 @@ impl DedupIndex {
 
     /// Whether the message is stored, from what the index holds.
     pub(crate) fn known(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> Known {
+        self.known_in(self.partitions.get(&partition), partition.0, time_ms, hash)
+    }
+
+    /// [`known`](Self::known), noting in `needs` what must be read from
+    /// storage first: the partition if the index lacks it, and its keys
+    /// too if the message cannot be settled without them.
+    pub(crate) fn known_noting(
+        &self,
+        partition: PartitionKey,
+        time_ms: i64,
+        hash: u64,
+        needs: &mut Needs,
+    ) -> Known {
         let part = self.partitions.get(&partition);
+        let known = self.known_in(part, partition.0, time_ms, hash);
+        if part.is_none() || known == Known::Unknown {
+            needs.partitions.insert(partition);
+        }
+        if known == Known::Unknown {
+            needs.complete.insert(partition);
+        }
+        known
+    }
+
+    fn known_in(&self, part: Option<&Partition>, tracker: i64, time_ms: i64, hash: u64) -> Known {
         if part
             .is_some_and(|p| p.keys.contains(&(time_ms, hash)) || p.held.contains(&(time_ms, hash)))
         {
             return Known::Duplicate;
         }
-        if part.is_some_and(|p| p.complete) || time_ms >= self.held_from(partition.0) {
+        if part.is_some_and(|p| p.complete) || time_ms >= self.held_from(tracker) {
             return Known::New;
         }
         Known::Unknown

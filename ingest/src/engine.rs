@@ -18,7 +18,7 @@ use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
 use crate::batch::{DAY_MS, Encoded, Entry, day_of, name_key, to_record_batches};
-use crate::dedup::{DedupIndex, Known, PartitionKey};
+use crate::dedup::{DedupIndex, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
@@ -250,25 +250,16 @@ impl Shared {
         Ok(loaded)
     }
 
-    /// The partitions a write of `keys` needs read before the writer
-    /// thread sees it (those the index lacks, and those its late or
-    /// retransmitted messages need complete), if any.
-    fn needs(
-        &self,
-        keys: &[(PartitionKey, i64, u64)],
-    ) -> Option<(HashSet<PartitionKey>, HashSet<PartitionKey>)> {
+    /// What a write of `keys` needs read before the writer thread sees it
+    /// (partitions the index lacks, and those its late or retransmitted
+    /// messages need complete), if anything.
+    fn needs(&self, keys: &[(PartitionKey, i64, u64)]) -> Option<Needs> {
         let dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
-        let mut partitions = HashSet::new();
-        let mut complete = HashSet::new();
+        let mut needs = Needs::default();
         for &(partition, time, hash) in keys {
-            if dedup.known(partition, time, hash) == Known::Unknown {
-                complete.insert(partition);
-                partitions.insert(partition);
-            } else if !dedup.is_loaded(partition) {
-                partitions.insert(partition);
-            }
+            dedup.known_noting(partition, time, hash, &mut needs);
         }
-        (!partitions.is_empty()).then_some((partitions, complete))
+        (!needs.partitions.is_empty()).then_some(needs)
     }
 
     fn publish_gauges(&self) {
@@ -496,13 +487,9 @@ impl Ingest {
                 .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
                 .collect::<Result<Vec<_>>>()?;
             let keys: Vec<_> = entries.iter().map(Entry::dedup_key).collect();
-            if let Some((partitions, complete)) = shared.needs(&keys) {
+            if let Some(needs) = shared.needs(&keys) {
                 let (done, read) = crossbeam_channel::bounded(1);
-                let request = loader::Request {
-                    partitions,
-                    complete,
-                    done,
-                };
+                let request = loader::Request { needs, done };
                 // Past the patience (a slow disk), the writer reads them.
                 if loads.send(request).is_ok() {
                     let _ = read.recv_timeout(LOADER_PATIENCE);

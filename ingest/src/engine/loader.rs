@@ -12,46 +12,41 @@
 //!
 //! [`DedupIndex::install`]: crate::dedup::DedupIndex::install
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 
 use super::Shared;
-use crate::dedup::PartitionKey;
+use crate::dedup::Needs;
 
-/// Partitions one write needs, and the channel to say they were read.
+/// What one write needs read, and the channel to say it was.
 #[derive(Debug)]
 pub(crate) struct Request {
-    /// Partitions the index lacks (their inner column names are read).
-    pub(crate) partitions: HashSet<PartitionKey>,
-    /// Those of them whose stored keys are read too.
-    pub(crate) complete: HashSet<PartitionKey>,
+    pub(crate) needs: Needs,
     pub(crate) done: Sender<()>,
 }
 
 pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
     while let Ok(first) = requests.recv() {
         let round: Vec<Request> = std::iter::once(first).chain(requests.try_iter()).collect();
-        let mut partitions = HashSet::new();
-        let mut complete = HashSet::new();
+        let mut needs = Needs::default();
         for request in &round {
-            partitions.extend(&request.partitions);
-            complete.extend(&request.complete);
+            needs.partitions.extend(&request.needs.partitions);
+            needs.complete.extend(&request.needs.complete);
         }
-        load(&shared, partitions, complete);
+        load(&shared, needs);
         for request in round {
             let _ = request.done.send(());
         }
     }
 }
 
-/// Reads and installs what the index still lacks of `partitions`.
-fn load(
-    shared: &Shared,
-    mut partitions: HashSet<PartitionKey>,
-    mut complete: HashSet<PartitionKey>,
-) {
+/// Reads and installs what the index still lacks of `needs`.
+fn load(shared: &Shared, needs: Needs) {
+    let Needs {
+        mut partitions,
+        mut complete,
+    } = needs;
     let generation = {
         let dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         // An earlier round (or the writer) may have read some already.

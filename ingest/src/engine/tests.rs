@@ -606,7 +606,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
         ingest.write(vec![at(2, 1.0)]).await.unwrap();
         // Older than a key the flush dropped: its day's keys must be read.
         let late = Entry::new(at(0, 2.0)).unwrap();
-        let (partitions, complete) = ingest
+        let needs = ingest
             .shared
             .needs(&[late.dedup_key()])
             .expect("a late message needs its partition");
@@ -614,7 +614,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
         let generation = ingest.shared.dedup.lock().unwrap().generation();
         let stale = ingest
             .shared
-            .read_partitions(&partitions, &complete)
+            .read_partitions(&needs.partitions, &needs.complete)
             .unwrap();
         // Meanwhile second 2 goes to a file, and (second 3 being newer, no
         // recent window) its key leaves the index.

@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
 use crate::batch::{Encoded, Entry, to_record_batches};
-use crate::dedup::{DedupIndex, Known, PartitionKey};
+use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
 use crate::line::Limit;
 use crate::wal::{HEAL_PAUSE, Wal};
 use crate::{Error, Result};
@@ -197,23 +197,14 @@ fn load_needed(
 ) -> Result<(HashSet<PartitionKey>, Vec<bool>)> {
     let mut settled = Vec::with_capacity(writes.iter().map(|(entries, _)| entries.len()).sum());
     let mut touched: HashSet<PartitionKey> = HashSet::new();
-    let mut absent: HashSet<PartitionKey> = HashSet::new();
-    let mut complete: HashSet<PartitionKey> = HashSet::new();
+    let mut needs = Needs::default();
     for entry in writes.iter().flat_map(|(entries, _)| entries) {
-        let partition = (entry.message.tracker_id.0, entry.day());
-        if touched.insert(partition) && !dedup.is_loaded(partition) {
-            absent.insert(partition);
-        }
-        let (time, hash) = (entry.message.message_time_ms, entry.content_hash);
-        let known = dedup.known(partition, time, hash);
-        if known == Known::Unknown {
-            complete.insert(partition);
-        }
-        settled.push(known == Known::New);
+        let (partition, time, hash) = entry.dedup_key();
+        touched.insert(partition);
+        settled.push(dedup.known_noting(partition, time, hash, &mut needs) == Known::New);
     }
-    absent.extend(complete.iter().copied());
-    if !absent.is_empty() {
-        shared.load_partitions(dedup, &absent, &complete)?;
+    if !needs.partitions.is_empty() {
+        shared.load_partitions(dedup, &needs.partitions, &needs.complete)?;
     }
     Ok((touched, settled))
 }
