@@ -400,10 +400,14 @@ type Columns<'s> = HashMap<&'s str, &'s ArrayRef, foldhash::quality::RandomState
 
 /// The column `field` of the rows `order` (source, row) picks, from the
 /// sources whose columns `maps` holds (a source without it gives nulls).
+/// `scratch` holds the picks remapped when a source lacks the column; it is
+/// kept across the columns of a file, so a flush does not fault in a fresh
+/// index of every row for every column.
 fn gather(
     field: &arrow::datatypes::Field,
     maps: &[Columns<'_>],
     order: &[(usize, usize)],
+    scratch: &mut Vec<(usize, usize)>,
 ) -> Result<ArrayRef> {
     let present: Vec<Option<&ArrayRef>> = maps
         .iter()
@@ -423,12 +427,19 @@ fn gather(
             None => nulls.clone(),
         });
     }
-    let indices: Vec<(usize, usize)> = order
-        .iter()
-        .map(|&(source, row)| (source, if present[source].is_some() { row } else { 0 }))
-        .collect();
+    let indices = if order.iter().all(|&(source, _)| present[source].is_some()) {
+        order
+    } else {
+        scratch.clear();
+        scratch.extend(
+            order
+                .iter()
+                .map(|&(source, row)| (source, if present[source].is_some() { row } else { 0 })),
+        );
+        scratch.as_slice()
+    };
     let arrays: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-    arrow::compute::interleave(&arrays, &indices).map_err(Error::Arrow)
+    arrow::compute::interleave(&arrays, indices).map_err(Error::Arrow)
 }
 
 /// Inner columns beyond which a file is written lean: no dictionaries and no
@@ -547,11 +558,12 @@ fn write_file(
         })
         .collect();
     let order = file_order(sources, pieces)?;
+    let mut scratch = Vec::new();
     for chunk in order.chunks(chunk_rows) {
         let arrays = schema
             .fields()
             .iter()
-            .map(|field| gather(field, &maps, chunk))
+            .map(|field| gather(field, &maps, chunk, &mut scratch))
             .collect::<Result<Vec<_>>>()?;
         let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
         writer.write(&batch).map_err(parquet_error)?;
