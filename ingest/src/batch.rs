@@ -177,11 +177,22 @@ pub(crate) fn name_key(column: &str) -> u64 {
 }
 
 fn inner_key(kind: InnerKind, name: &str) -> u64 {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(kind.prefix().as_bytes());
-    hasher.update(b".");
-    hasher.update(name.as_bytes());
-    hasher.digest()
+    // One-shot over the name spelled out on the stack: the streaming hasher
+    // gives the same value but costs a 600-byte state per call.
+    let (prefix, name) = (kind.prefix().as_bytes(), name.as_bytes());
+    let len = prefix.len() + 1 + name.len();
+    let mut buffer = [0u8; 128];
+    let Some(spelled) = buffer.get_mut(..len) else {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(prefix);
+        hasher.update(b".");
+        hasher.update(name);
+        return hasher.digest();
+    };
+    spelled[..prefix.len()].copy_from_slice(prefix);
+    spelled[prefix.len()] = b'.';
+    spelled[prefix.len() + 1..].copy_from_slice(name);
+    xxhash_rust::xxh3::xxh3_64(spelled)
 }
 
 /// One day in ms.
@@ -210,6 +221,15 @@ const MAX_BATCH_ROWS: usize = 64 * 1024;
 /// (a batch per tracker would cost a schema and a dozen arrays per row when
 /// a gateway interleaves thousands of trackers).
 pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
+    Ok(placed_record_batches(entries)?.0)
+}
+
+/// Where a row is: its batch and its row in it.
+type Place = (u32, u32);
+
+/// [`to_record_batches`], with each entry's [`Place`].
+fn placed_record_batches(entries: &[Entry]) -> Result<(Vec<RecordBatch>, Vec<Place>)> {
+    let mut places: Vec<Place> = vec![(0, 0); entries.len()];
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| {
         let m = &entries[i].message;
@@ -221,7 +241,8 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
         std::collections::HashSet::default();
     let mut own: Vec<u64> = Vec::new();
     let mut values = 0usize;
-    for entry in order.iter().map(|&i| &entries[i]) {
+    for &index in &order {
+        let entry = &entries[index];
         own.clear();
         entry.name_keys_into(&mut own);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
@@ -238,12 +259,120 @@ pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
         }
         values += own.len();
         names.extend(&own);
+        // Batches and rows are far below 2^32 (rows per batch are capped).
+        places[index] = (batches.len() as u32, chunk.len() as u32);
         chunk.push(entry);
     }
     if !chunk.is_empty() {
         batches.push(record_batch(&chunk)?);
     }
-    Ok(batches)
+    Ok((batches, places))
+}
+
+/// A write made ready where it was parsed, off the writer thread: what the
+/// writer needs to judge each message (its dedup key, its inner columns'
+/// keys), its WAL encodings, and its rows as finished memtable batches. The
+/// writer never sees a [`Message`]: it keeps or drops rows by index.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// Each message's dedup key, in the order sent.
+    keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
+    /// Every message's [`Entry::inner_keys`], one after the other.
+    names: Vec<u64>,
+    /// Where each message's inner keys end in `names`.
+    name_ends: Vec<usize>,
+    /// The messages' WAL encodings.
+    encoded: Encoded,
+    /// The rows, as [`to_record_batches`] cuts and sorts them.
+    batches: Vec<RecordBatch>,
+    /// Each message's batch and row.
+    places: Vec<Place>,
+}
+
+impl Prepared {
+    /// Builds the batches of `entries` (whose encodings `encoded` holds);
+    /// the messages are dropped here, on the caller's thread.
+    pub(crate) fn new(entries: Vec<Entry>, encoded: Encoded) -> Result<Self> {
+        let (batches, places) = placed_record_batches(&entries)?;
+        let mut names = Vec::new();
+        let mut name_ends = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            entry.name_keys_into(&mut names);
+            name_ends.push(names.len());
+        }
+        Ok(Self {
+            keys: entries.iter().map(Entry::dedup_key).collect(),
+            names,
+            name_ends,
+            encoded,
+            batches,
+            places,
+        })
+    }
+
+    /// Each message's dedup key, in the order sent.
+    pub(crate) fn keys(&self) -> &[(crate::dedup::PartitionKey, i64, u64)] {
+        &self.keys
+    }
+
+    /// The inner columns' keys of message `index`.
+    pub(crate) fn names(&self, index: usize) -> &[u64] {
+        let start = index
+            .checked_sub(1)
+            .map_or(0, |before| self.name_ends[before]);
+        &self.names[start..self.name_ends[index]]
+    }
+
+    /// Appends to `record` the WAL record of the messages at `kept`.
+    pub(crate) fn record_of(&self, kept: &[usize], record: &mut Vec<u8>) -> Result<()> {
+        self.encoded.record_of(kept, record)
+    }
+
+    /// The memtable batches of the messages at `kept` (ascending indices):
+    /// the batches as built when all are kept; otherwise each filtered, empty
+    /// ones left out, and inner columns left without a value dropped (a
+    /// refused message's names must not appear).
+    pub(crate) fn into_kept(self, kept: &[usize]) -> Result<Vec<RecordBatch>> {
+        if kept.len() == self.keys.len() {
+            return Ok(self.batches);
+        }
+        let mut masks: Vec<Vec<bool>> = self
+            .batches
+            .iter()
+            .map(|batch| vec![false; batch.num_rows()])
+            .collect();
+        for &index in kept {
+            let (batch, row) = self.places[index];
+            masks[batch as usize][row as usize] = true;
+        }
+        let mut kept_batches = Vec::with_capacity(self.batches.len());
+        for (batch, mask) in self.batches.into_iter().zip(masks) {
+            let rows = mask.iter().filter(|&&keep| keep).count();
+            if rows == 0 {
+                continue;
+            }
+            if rows == batch.num_rows() {
+                kept_batches.push(batch);
+                continue;
+            }
+            let mask = arrow::array::BooleanArray::from(mask);
+            let filtered =
+                arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
+            let schema = filtered.schema();
+            let valued: Vec<usize> = (0..filtered.num_columns())
+                .filter(|&i| {
+                    filtered.column(i).null_count() < rows
+                        || InnerKind::split(schema.field(i).name()).is_none()
+                })
+                .collect();
+            kept_batches.push(if valued.len() == filtered.num_columns() {
+                filtered
+            } else {
+                filtered.project(&valued).map_err(Error::Arrow)?
+            });
+        }
+        Ok(kept_batches)
+    }
 }
 
 /// One batch of `entries` as they are, whatever their trackers and days (tests
@@ -453,17 +582,23 @@ mod tests {
         let mut m = message(1, 1000);
         m.discrete_inputs = vec![(2, 1), (65535, 0)];
         m.discrete_outputs = vec![(1, 1)];
-        m.inputs = vec![("lls_level_1".into(), 1.0)];
+        // Names short and long (past the stack buffer the key is spelled in).
+        let long = "x".repeat(140);
+        m.inputs = vec![("lls_level_1".into(), 1.0), (long.clone(), 2.0)];
         m.states = vec![("ignition".into(), StateValue::Flag(true))];
         let entry = Entry::new(m).unwrap();
         let names = [
-            "discrete_inputs.2",
-            "discrete_inputs.65535",
-            "discrete_outputs.1",
-            "inputs.lls_level_1",
-            "states.ignition",
+            "discrete_inputs.2".to_owned(),
+            "discrete_inputs.65535".to_owned(),
+            "discrete_outputs.1".to_owned(),
+            "inputs.lls_level_1".to_owned(),
+            format!("inputs.{long}"),
+            "states.ignition".to_owned(),
         ];
-        assert_eq!(entry.inner_keys().collect::<Vec<_>>(), names.map(name_key));
+        assert_eq!(
+            entry.inner_keys().collect::<Vec<_>>(),
+            names.map(|name| name_key(&name))
+        );
     }
 
     #[test]
@@ -544,6 +679,64 @@ mod tests {
             "true"
         );
         assert!(batch.column_by_name("lat").unwrap().is_null(1));
+    }
+
+    fn prepared(messages: Vec<Message>) -> Prepared {
+        let mut encoded = Encoded::default();
+        let entries = messages
+            .into_iter()
+            .map(|m| Entry::encoded(m, &mut encoded, &mut Vec::new()).unwrap())
+            .collect();
+        Prepared::new(entries, encoded).unwrap()
+    }
+
+    /// Rows as (tracker, message time), batch after batch.
+    fn rows_of(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
+        batches
+            .iter()
+            .flat_map(|batch| {
+                let keys = columns::key_columns(batch).unwrap();
+                (0..batch.num_rows())
+                    .map(|i| (keys.tracker.value(i), keys.message_time.value(i)))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_prepared_write_keeps_the_rows_asked_for_and_only_their_columns() {
+        let mut late = message(2, 500);
+        late.inputs = vec![("refused".into(), 1.0)];
+        let mut fuel = message(1, 2000);
+        fuel.inputs = vec![("fuel".into(), 3.5)];
+        let sent = vec![message(1, 3000), late, fuel, message(1, 1000)];
+        let all = prepared(sent.clone());
+        assert_eq!(all.keys().len(), 4);
+        assert_eq!(all.names(1), [name_key("inputs.refused")]);
+        assert_eq!(all.names(2), [name_key("inputs.fuel")]);
+        assert!(all.names(3).is_empty());
+        // All kept: the batches as built, sorted by (day, tracker, time).
+        let whole = all.into_kept(&[0, 1, 2, 3]).unwrap();
+        assert_eq!(rows_of(&whole), [(1, 1000), (1, 2000), (1, 3000), (2, 500)]);
+        let entries: Vec<Entry> = sent
+            .iter()
+            .cloned()
+            .map(|m| Entry::new(m).unwrap())
+            .collect();
+        assert_eq!(whole, to_record_batches(&entries).unwrap());
+        // Message 1 refused: its row and its column go, the others stay in order.
+        let kept = prepared(sent.clone()).into_kept(&[0, 2, 3]).unwrap();
+        assert_eq!(rows_of(&kept), [(1, 1000), (1, 2000), (1, 3000)]);
+        for batch in &kept {
+            assert!(batch.column_by_name("inputs.refused").is_none());
+        }
+        let fuel = kept
+            .iter()
+            .find_map(|b| b.column_by_name("inputs.fuel"))
+            .expect("a kept message's column stays");
+        assert_eq!(fuel.len() - fuel.null_count(), 1);
+        // Nothing kept: no batch.
+        assert!(prepared(sent).into_kept(&[]).unwrap().is_empty());
     }
 }
 

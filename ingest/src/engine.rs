@@ -17,7 +17,7 @@ use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
-use crate::batch::{DAY_MS, Encoded, Entry, day_of, name_key, to_record_batches};
+use crate::batch::{DAY_MS, Encoded, Entry, Prepared, day_of, name_key, to_record_batches};
 use crate::dedup::{DedupIndex, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
@@ -308,9 +308,8 @@ pub(crate) fn memory_of(batches: &[RecordBatch]) -> usize {
 #[derive(Debug)]
 pub(crate) enum Command {
     Write {
-        entries: Vec<Entry>,
-        /// The entries' WAL encodings.
-        encoded: Encoded,
+        /// The messages' keys, WAL encodings and memtable batches.
+        prepared: Prepared,
         reply: tokio::sync::oneshot::Sender<Result<WriteOutcome>>,
     },
     /// Seal the WAL segment; answer it and how many memtable batches it covers.
@@ -479,7 +478,7 @@ impl Ingest {
         // a blocking thread, in parallel with other writes, not on the writer.
         let shared = self.shared.clone();
         let loads = open_sender(&self.loads)?;
-        let (entries, encoded) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let prepared = tokio::task::spawn_blocking(move || -> Result<_> {
             let mut encoded = Encoded::with_capacity(messages.len());
             let mut scratch = Vec::new();
             let entries = messages
@@ -487,15 +486,18 @@ impl Ingest {
                 .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
                 .collect::<Result<Vec<_>>>()?;
             let keys: Vec<_> = entries.iter().map(Entry::dedup_key).collect();
-            if let Some(needs) = shared.needs(&keys) {
+            let loading = shared.needs(&keys).and_then(|needs| {
                 let (done, read) = crossbeam_channel::bounded(1);
                 let request = loader::Request { needs, done };
+                loads.send(request).is_ok().then_some(read)
+            });
+            // The batches are built while the loader reads.
+            let prepared = Prepared::new(entries, encoded)?;
+            if let Some(read) = loading {
                 // Past the patience (a slow disk), the writer reads them.
-                if loads.send(request).is_ok() {
-                    let _ = read.recv_timeout(LOADER_PATIENCE);
-                }
+                let _ = read.recv_timeout(LOADER_PATIENCE);
             }
-            Ok((entries, encoded))
+            Ok(prepared)
         })
         .await
         .map_err(|e| Error::Io {
@@ -505,11 +507,7 @@ impl Ingest {
         })??;
         let (reply, answer) = tokio::sync::oneshot::channel();
         let sender = open_sender(&self.commands)?;
-        match sender.try_send(Command::Write {
-            entries,
-            encoded,
-            reply,
-        }) {
+        match sender.try_send(Command::Write { prepared, reply }) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 self.shared.metrics.count_backpressure("pending_writes");

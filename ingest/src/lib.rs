@@ -1,9 +1,9 @@
 //! Intake of device messages, from request to durable columnar storage.
 //!
 //! ```text
-//! lines ──parse/validate (line)──► Ingest::write
+//! lines ──parse/validate (line)──► Ingest::write: encode, hash, Arrow batches (batch)
 //!   writer thread: dedup (dedup) → WAL append … one fdatasync per group (wal)
-//!                  → Arrow batch (batch) → memtable, visible to readers → ack
+//!                  → kept rows' batches → memtable, visible to readers → ack
 //!   flusher thread: rotate WAL → sort, write Parquet + catalog (sink/parquet)
 //!                   → swap memtable for files → delete WAL segments
 //! ```

@@ -2,8 +2,9 @@
 //!
 //! It takes every write waiting in its queue as one group: each write's new
 //! messages are appended to the WAL, then one fdatasync makes the whole group
-//! durable, then the group becomes one memtable batch, and only then is every
-//! write of the group answered. Commands other than writes (rotate, truncate)
+//! durable, then each write's batches (built on its request's thread) join
+//! the memtable, filtered to the rows kept, and only then is every write of
+//! the group answered. The writer never sees a message. Commands other than writes (rotate, truncate)
 //! are handled between groups, so a sealed segment holds exactly the batches
 //! already in the memtable.
 
@@ -14,7 +15,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
-use crate::batch::{Encoded, Entry, to_record_batches};
+use crate::batch::Prepared;
 use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
 use crate::line::Limit;
 use crate::wal::{HEAL_PAUSE, Wal};
@@ -27,8 +28,7 @@ type Reply = tokio::sync::oneshot::Sender<Result<WriteOutcome>>;
 
 /// A write waiting for its group.
 struct Pending {
-    entries: Vec<Entry>,
-    encoded: Encoded,
+    prepared: Prepared,
     reply: Reply,
 }
 
@@ -56,15 +56,7 @@ pub(super) fn run(shared: Arc<Shared>, mut wal: Wal, commands: Receiver<Command>
         let mut next = Some(first);
         while let Some(command) = next.take() {
             match command {
-                Command::Write {
-                    entries,
-                    encoded,
-                    reply,
-                } => pending.push(Pending {
-                    entries,
-                    encoded,
-                    reply,
-                }),
+                Command::Write { prepared, reply } => pending.push(Pending { prepared, reply }),
                 other => {
                     commit(&shared, &mut wal, std::mem::take(&mut pending));
                     control(&shared, &mut wal, other);
@@ -135,7 +127,7 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<Pending>) {
     let mut groups = Vec::with_capacity(writes.len());
     let mut replies = Vec::with_capacity(writes.len());
     for write in writes {
-        groups.push((write.entries, write.encoded));
+        groups.push(write.prepared);
         replies.push(write.reply);
     }
     match store(shared, wal, groups, &mut recorded) {
@@ -193,13 +185,12 @@ fn too_many_names(total: usize, limit: usize) -> String {
 fn load_needed(
     shared: &Shared,
     dedup: &mut DedupIndex,
-    writes: &[(Vec<Entry>, Encoded)],
+    writes: &[Prepared],
 ) -> Result<(HashSet<PartitionKey>, Vec<bool>)> {
-    let mut settled = Vec::with_capacity(writes.iter().map(|(entries, _)| entries.len()).sum());
+    let mut settled = Vec::with_capacity(writes.iter().map(|write| write.keys().len()).sum());
     let mut touched: HashSet<PartitionKey> = HashSet::new();
     let mut needs = Needs::default();
-    for entry in writes.iter().flat_map(|(entries, _)| entries) {
-        let (partition, time, hash) = entry.dedup_key();
+    for &(partition, time, hash) in writes.iter().flat_map(Prepared::keys) {
         touched.insert(partition);
         settled.push(dedup.known_noting(partition, time, hash, &mut needs) == Known::New);
     }
@@ -213,28 +204,24 @@ fn load_needed(
 fn store(
     shared: &Shared,
     wal: &mut Wal,
-    writes: Vec<(Vec<Entry>, Encoded)>,
+    writes: Vec<Prepared>,
     recorded: &mut Vec<(PartitionKey, i64, u64)>,
 ) -> Result<Vec<WriteOutcome>> {
     let group = writes.len();
     let mut outcomes = Vec::with_capacity(writes.len());
-    let mut kept: Vec<Entry> = Vec::with_capacity(writes.iter().map(|(e, _)| e.len()).sum());
-    let mut kept_here: Vec<usize> = Vec::new();
+    // Each write with the indices of the messages it keeps.
+    let mut kept: Vec<(Prepared, Vec<usize>)> = Vec::with_capacity(writes.len());
     let mut record: Vec<u8> = Vec::new();
     {
         let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         let (touched, settled) = load_needed(shared, &mut dedup, &writes)?;
         let mut settled = settled.into_iter();
         let limit = shared.config.max_inner_names_per_day;
-        let mut names: Vec<u64> = Vec::new();
-        for (entries, encoded) in writes {
-            let first_kept = kept.len();
-            kept_here.clear();
+        for write in writes {
+            let mut kept_here = Vec::with_capacity(write.keys().len());
             let mut rejected = Vec::new();
-            let sent = entries.len();
-            for (index, entry) in entries.into_iter().enumerate() {
-                let partition = (entry.message.tracker_id.0, entry.day());
-                let (time, hash) = (entry.message.message_time_ms, entry.content_hash);
+            let sent = write.keys().len();
+            for (index, &(partition, time, hash)) in write.keys().iter().enumerate() {
                 let was_new = settled.next() == Some(true);
                 match dedup.known(partition, time, hash) {
                     Known::Duplicate => continue,
@@ -251,18 +238,15 @@ fn store(
                         }
                     }
                 }
-                names.clear();
-                entry.name_keys_into(&mut names);
-                if let Err(total) = dedup.admit_names(partition, &names, limit) {
+                if let Err(total) = dedup.admit_names(partition, write.names(index), limit) {
                     rejected.push((index, too_many_names(total, limit)));
                     continue;
                 }
                 dedup.insert(partition, time, hash);
                 recorded.push((partition, time, hash));
-                kept.push(entry);
                 kept_here.push(index);
             }
-            let accepted = kept.len() - first_kept;
+            let accepted = kept_here.len();
             shared
                 .metrics
                 .count_limit(Limit::InnerNamesPerDay, rejected.len());
@@ -273,8 +257,9 @@ fn store(
             });
             if accepted > 0 {
                 record.clear();
-                encoded.record_of(&kept_here, &mut record)?;
+                write.record_of(&kept_here, &mut record)?;
                 wal.append(&record).map_err(Error::Wal)?;
+                kept.push((write, kept_here));
             }
         }
         let evicted = dedup.shrink(&touched);
@@ -282,6 +267,7 @@ fn store(
         shared.metrics.dedup_entries.set(dedup.entries() as i64);
     }
     let duplicates: usize = outcomes.iter().map(|o| o.duplicates).sum();
+    let rows = kept.iter().map(|(_, indices)| indices.len()).sum::<usize>();
     if !kept.is_empty() {
         if shared.config.wal_fsync {
             let started = Instant::now();
@@ -295,14 +281,17 @@ fn store(
             wal.write_out().map_err(Error::Wal)?;
         }
         shared.metrics.group_writes.observe(group as f64);
-        let batches = to_record_batches(&kept)?;
+        let mut batches = Vec::with_capacity(kept.len());
+        for (write, indices) in kept {
+            batches.extend(write.into_kept(&indices)?);
+        }
         let mut state = shared.write();
         state.unflushed_bytes += super::memory_of(&batches);
         state.unflushed.extend(batches);
-        state.unflushed_rows += kept.len();
+        state.unflushed_rows += rows;
         state.oldest_unflushed.get_or_insert_with(Instant::now);
     }
-    shared.metrics.count("accepted", kept.len());
+    shared.metrics.count("accepted", rows);
     shared.metrics.count("duplicate", duplicates);
     Ok(outcomes)
 }

@@ -59,6 +59,19 @@ async fn a_trackers_day_holds_at_most_the_limit_of_inner_columns() {
         reason.contains("6 distinct inner columns") && reason.contains("at most 5"),
         "{reason}"
     );
+    // The refused message's column is not in the memtable (its write's
+    // batches were built before the writer refused it), nor its row.
+    let refused = InnerKind::Inputs.column(&names("a", 5..6)[0]);
+    let snapshot = ingest.snapshot();
+    assert!(
+        snapshot
+            .unflushed
+            .iter()
+            .all(|batch| batch.schema_ref().field_with_name(&refused).is_err()),
+        "{refused} is in the memtable"
+    );
+    let stored: usize = snapshot.unflushed.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(stored, 5);
     // A message with a state counts it as a column too; a duplicate is a duplicate.
     let mut with_state = with_inputs(1, NOW_MS + 4, names("a", 0..1));
     with_state.states = vec![("ignition".into(), StateValue::Flag(true))];
