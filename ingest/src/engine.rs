@@ -481,10 +481,11 @@ impl Ingest {
         let prepared = tokio::task::spawn_blocking(move || -> Result<_> {
             let mut encoded = Encoded::with_capacity(messages.len());
             let mut scratch = Vec::new();
-            let entries = messages
-                .into_iter()
-                .map(|message| Entry::encoded(message, &mut encoded, &mut scratch))
-                .collect::<Result<Vec<_>>>()?;
+            // Sized up front (collecting `Result`s would grow it by doubling).
+            let mut entries = Vec::with_capacity(messages.len());
+            for message in messages {
+                entries.push(Entry::encoded(message, &mut encoded, &mut scratch)?);
+            }
             let keys: Vec<_> = entries.iter().map(Entry::dedup_key).collect();
             let loading = shared.needs(&keys).and_then(|needs| {
                 let (done, read) = crossbeam_channel::bounded(1);
