@@ -290,9 +290,15 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Builds the batches of `entries` (whose encodings `encoded` holds);
-    /// the messages are dropped here, on the caller's thread.
-    pub(crate) fn new(entries: Vec<Entry>, encoded: Encoded) -> Result<Self> {
+    /// Builds the batches of `entries`, whose [`Entry::dedup_key`]s `keys`
+    /// holds and whose encodings `encoded` holds; the messages are dropped
+    /// here, on the caller's thread.
+    pub(crate) fn new(
+        entries: Vec<Entry>,
+        keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
+        encoded: Encoded,
+    ) -> Result<Self> {
+        debug_assert_eq!(entries.len(), keys.len());
         let (batches, places) = placed_record_batches(&entries)?;
         let mut names = Vec::new();
         let mut name_ends = Vec::with_capacity(entries.len());
@@ -301,7 +307,7 @@ impl Prepared {
             name_ends.push(names.len());
         }
         Ok(Self {
-            keys: entries.iter().map(Entry::dedup_key).collect(),
+            keys,
             names,
             name_ends,
             encoded,
@@ -683,11 +689,12 @@ mod tests {
 
     fn prepared(messages: Vec<Message>) -> Prepared {
         let mut encoded = Encoded::default();
-        let entries = messages
+        let entries: Vec<Entry> = messages
             .into_iter()
             .map(|m| Entry::encoded(m, &mut encoded, &mut Vec::new()).unwrap())
             .collect();
-        Prepared::new(entries, encoded).unwrap()
+        let keys = entries.iter().map(Entry::dedup_key).collect();
+        Prepared::new(entries, keys, encoded).unwrap()
     }
 
     /// Rows as (tracker, message time), batch after batch.

@@ -493,7 +493,7 @@ impl Ingest {
                 loads.send(request).is_ok().then_some(read)
             });
             // The batches are built while the loader reads.
-            let prepared = Prepared::new(entries, encoded)?;
+            let prepared = Prepared::new(entries, keys, encoded)?;
             if let Some(read) = loading {
                 // Past the patience (a slow disk), the writer reads them.
                 let _ = read.recv_timeout(LOADER_PATIENCE);

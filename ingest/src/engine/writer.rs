@@ -4,9 +4,9 @@
 //! messages are appended to the WAL, then one fdatasync makes the whole group
 //! durable, then each write's batches (built on its request's thread) join
 //! the memtable, filtered to the rows kept, and only then is every write of
-//! the group answered. The writer never sees a message. Commands other than writes (rotate, truncate)
-//! are handled between groups, so a sealed segment holds exactly the batches
-//! already in the memtable.
+//! the group answered. The writer never sees a message. Commands other than
+//! writes (rotate, truncate) are handled between groups, so a sealed segment
+//! holds exactly the batches already in the memtable.
 
 use std::collections::HashSet;
 use std::sync::Arc;
