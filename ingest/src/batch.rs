@@ -18,10 +18,6 @@ use crate::{Error, Result};
 pub(crate) struct Entry {
     pub(crate) message: Message,
     pub(crate) content_hash: u64,
-    /// [`Entry::inner_keys`], computed where the message was parsed (not on
-    /// the writer thread); not in the WAL (a replayed entry computes them).
-    #[serde(skip)]
-    pub(crate) name_keys: Vec<u64>,
 }
 
 impl Entry {
@@ -73,22 +69,10 @@ impl Entry {
         scratch.extend_from_slice(&encoded[keys + server..]);
         let content_hash = xxhash_rust::xxh3::xxh3_64(scratch);
         postcard::to_io(&content_hash, &mut into.bytes).map_err(Error::Encode)?;
-        let mut entry = Self {
+        Ok(Self {
             message,
             content_hash,
-            name_keys: Vec::new(),
-        };
-        entry.name_keys = entry.inner_keys().collect();
-        Ok(entry)
-    }
-
-    /// Appends its [`inner_keys`](Self::inner_keys) to `out`, from those
-    /// computed at [`Entry::new`] when it has them.
-    pub(crate) fn name_keys_into(&self, out: &mut Vec<u64>) {
-        match self.name_keys.is_empty() {
-            true => out.extend(self.inner_keys()),
-            false => out.extend_from_slice(&self.name_keys),
-        }
+        })
     }
 
     /// The day partition (days since the epoch, UTC) of the message time.
@@ -221,14 +205,19 @@ const MAX_BATCH_ROWS: usize = 64 * 1024;
 /// (a batch per tracker would cost a schema and a dozen arrays per row when
 /// a gateway interleaves thousands of trackers).
 pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
-    Ok(placed_record_batches(entries)?.0)
+    let names_of = |index: usize, out: &mut Vec<u64>| out.extend(entries[index].inner_keys());
+    Ok(placed_record_batches(entries, names_of)?.0)
 }
 
 /// Where a row is: its batch and its row in it.
 type Place = (u32, u32);
 
-/// [`to_record_batches`], with each entry's [`Place`].
-fn placed_record_batches(entries: &[Entry]) -> Result<(Vec<RecordBatch>, Vec<Place>)> {
+/// [`to_record_batches`], with each entry's [`Place`]; `names_of(index,
+/// out)` appends the entry's [`Entry::inner_keys`] (computed once by the caller).
+fn placed_record_batches(
+    entries: &[Entry],
+    names_of: impl Fn(usize, &mut Vec<u64>),
+) -> Result<(Vec<RecordBatch>, Vec<Place>)> {
     let mut places: Vec<Place> = vec![(0, 0); entries.len()];
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| {
@@ -244,7 +233,7 @@ fn placed_record_batches(entries: &[Entry]) -> Result<(Vec<RecordBatch>, Vec<Pla
     for &index in &order {
         let entry = &entries[index];
         own.clear();
-        entry.name_keys_into(&mut own);
+        names_of(index, &mut own);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
         let rows = chunk.len() + 1;
         let cells = rows * (names.len() + new_names);
@@ -267,6 +256,13 @@ fn placed_record_batches(entries: &[Entry]) -> Result<(Vec<RecordBatch>, Vec<Pla
         batches.push(record_batch(&chunk)?);
     }
     Ok((batches, places))
+}
+
+/// The keys of message `index` in a flat list of every message's keys,
+/// `ends` saying where each message's keys end.
+fn names_in<'n>(names: &'n [u64], ends: &[usize], index: usize) -> &'n [u64] {
+    let start = index.checked_sub(1).map_or(0, |before| ends[before]);
+    &names[start..ends[index]]
 }
 
 /// A write made ready where it was parsed, off the writer thread: what the
@@ -299,13 +295,16 @@ impl Prepared {
         encoded: Encoded,
     ) -> Result<Self> {
         debug_assert_eq!(entries.len(), keys.len());
-        let (batches, places) = placed_record_batches(&entries)?;
         let mut names = Vec::new();
         let mut name_ends = Vec::with_capacity(entries.len());
         for entry in &entries {
-            entry.name_keys_into(&mut names);
+            names.extend(entry.inner_keys());
             name_ends.push(names.len());
         }
+        let names_of = |index: usize, out: &mut Vec<u64>| {
+            out.extend_from_slice(names_in(&names, &name_ends, index));
+        };
+        let (batches, places) = placed_record_batches(&entries, names_of)?;
         Ok(Self {
             keys,
             names,
@@ -323,10 +322,7 @@ impl Prepared {
 
     /// The inner columns' keys of message `index`.
     pub(crate) fn names(&self, index: usize) -> &[u64] {
-        let start = index
-            .checked_sub(1)
-            .map_or(0, |before| self.name_ends[before]);
-        &self.names[start..self.name_ends[index]]
+        names_in(&self.names, &self.name_ends, index)
     }
 
     /// Appends to `record` the WAL record of the messages at `kept`.
