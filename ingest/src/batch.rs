@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+    ArrayBuilder, ArrayRef, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMillisecondBuilder, UInt8Builder, UInt64Builder,
 };
 use arrow::record_batch::RecordBatch;
@@ -152,6 +152,40 @@ impl Encoded {
     }
 }
 
+/// A write's messages encoded and hashed ([`Entry::encoded`]), with their
+/// dedup keys: the first stage of a write, on its request's thread.
+#[derive(Debug)]
+pub(crate) struct Encoding {
+    pub(crate) entries: Vec<Entry>,
+    /// Each entry's [`Entry::dedup_key`].
+    pub(crate) keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
+    pub(crate) encoded: Encoded,
+}
+
+impl Encoding {
+    /// Encodes and hashes `messages`, in order.
+    pub(crate) fn new(messages: Vec<Message>) -> Result<Self> {
+        let mut encoded = Encoded::with_capacity(messages.len());
+        let mut scratch = Vec::new();
+        // Sized up front (collecting `Result`s would grow it by doubling).
+        let mut entries = Vec::with_capacity(messages.len());
+        for message in messages {
+            entries.push(Entry::encoded(message, &mut encoded, &mut scratch)?);
+        }
+        let keys = entries.iter().map(Entry::dedup_key).collect();
+        Ok(Self {
+            entries,
+            keys,
+            encoded,
+        })
+    }
+
+    /// The second stage: the memtable batches, the messages dropped.
+    pub(crate) fn prepare(self) -> Result<Prepared> {
+        Prepared::new(self.entries, self.keys, self.encoded)
+    }
+}
+
 /// The key of an inner column's storage name (`inputs.fuel`): its xxh3,
 /// which [`Entry::inner_keys`] computes from a message's kind and name without
 /// building the name. Distinct names are counted by key (a collision, at
@@ -225,13 +259,12 @@ fn placed_record_batches(
         (entries[i].day(), m.tracker_id.0, m.message_time_ms)
     });
     let mut batches = Vec::new();
-    let mut chunk: Vec<&Entry> = Vec::new();
+    let mut chunk: Vec<usize> = Vec::new();
     let mut names: std::collections::HashSet<u64, foldhash::quality::RandomState> =
         std::collections::HashSet::default();
     let mut own: Vec<u64> = Vec::new();
     let mut values = 0usize;
     for &index in &order {
-        let entry = &entries[index];
         own.clear();
         names_of(index, &mut own);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
@@ -241,19 +274,21 @@ fn placed_record_batches(
         let fits =
             rows <= MAX_BATCH_ROWS && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
         if !fits && !chunk.is_empty() {
-            batches.push(record_batch(&chunk)?);
+            batches.push(record_batch(entries, &chunk, &names_of)?);
             chunk.clear();
             names.clear();
             values = 0;
         }
         values += own.len();
-        names.extend(&own);
+        if new_names > 0 {
+            names.extend(&own);
+        }
         // Batches and rows are far below 2^32 (rows per batch are capped).
         places[index] = (batches.len() as u32, chunk.len() as u32);
-        chunk.push(entry);
+        chunk.push(index);
     }
     if !chunk.is_empty() {
-        batches.push(record_batch(&chunk)?);
+        batches.push(record_batch(entries, &chunk, &names_of)?);
     }
     Ok((batches, places))
 }
@@ -313,6 +348,11 @@ impl Prepared {
             batches,
             places,
         })
+    }
+
+    /// How many memtable batches the rows make.
+    pub(crate) fn batches(&self) -> usize {
+        self.batches.len()
     }
 
     /// Each message's dedup key, in the order sent.
@@ -381,44 +421,54 @@ impl Prepared {
 /// build such batches to show the sinks take any batch).
 #[cfg(test)]
 pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
-    record_batch(&entries.iter().collect::<Vec<_>>())
+    let rows: Vec<usize> = (0..entries.len()).collect();
+    record_batch(entries, &rows, |index, out: &mut Vec<u64>| {
+        out.extend(entries[index].inner_keys());
+    })
 }
 
-/// Builds one record batch: the fixed columns, then every inner column that
-/// any of the messages has, sorted by name.
-fn record_batch(entries: &[&Entry]) -> Result<RecordBatch> {
-    let n = entries.len();
-    // Keyed by borrowed names: a storage name is built once per column, not per value.
-    let mut inner: HashMap<InnerRef<'_>, InnerColumn, foldhash::quality::RandomState> =
-        HashMap::default();
-    for (row, entry) in entries.iter().enumerate() {
-        let m = &entry.message;
+/// Builds one record batch of `entries` at `rows`, in that order: the fixed
+/// columns, then every inner column that any of the messages has, sorted by
+/// name. `names_of` gives each entry's [`Entry::inner_keys`], by which its
+/// inner values find their columns without hashing their names again.
+fn record_batch(
+    entries: &[Entry],
+    rows: &[usize],
+    names_of: impl Fn(usize, &mut Vec<u64>),
+) -> Result<RecordBatch> {
+    let n = rows.len();
+    let mut inner = InnerColumns::default();
+    let mut keys = Vec::new();
+    for (row, &index) in rows.iter().enumerate() {
+        let m = &entries[index].message;
+        keys.clear();
+        names_of(index, &mut keys);
+        // `inner_keys` order: discrete inputs, discrete outputs, inputs, states.
+        let mut keys = keys.iter().copied();
+        let mut key = || keys.next().unwrap_or_default();
         for (index, value) in &m.discrete_inputs {
-            inner
-                .entry(InnerRef::Discrete(InnerKind::DiscreteInputs, *index))
-                .or_insert_with(|| InnerColumn::discrete(n))
-                .set_u8(row, *value);
+            let name = InnerRef::Discrete(InnerKind::DiscreteInputs, *index);
+            let column = inner.column(key(), name, || InnerColumn::discrete(n));
+            column.set_u8(row, *value);
         }
         for (index, value) in &m.discrete_outputs {
-            inner
-                .entry(InnerRef::Discrete(InnerKind::DiscreteOutputs, *index))
-                .or_insert_with(|| InnerColumn::discrete(n))
-                .set_u8(row, *value);
+            let name = InnerRef::Discrete(InnerKind::DiscreteOutputs, *index);
+            let column = inner.column(key(), name, || InnerColumn::discrete(n));
+            column.set_u8(row, *value);
         }
         for (name, value) in &m.inputs {
-            inner
-                .entry(InnerRef::Named(InnerKind::Inputs, name))
-                .or_insert_with(|| InnerColumn::number(n))
-                .set_f64(row, *value);
+            let name = InnerRef::Named(InnerKind::Inputs, name);
+            let column = inner.column(key(), name, || InnerColumn::number(n));
+            column.set_f64(row, *value);
         }
         for (name, value) in &m.states {
-            inner
-                .entry(InnerRef::Named(InnerKind::States, name))
-                .or_insert_with(|| InnerColumn::text(n))
-                .set_text(row, value.to_json_text());
+            let name = InnerRef::Named(InnerKind::States, name);
+            let column = inner.column(key(), name, || InnerColumn::text(n));
+            column.set_state(row, value);
         }
     }
     let mut inner: Vec<(String, InnerColumn)> = inner
+        .columns
         .into_iter()
         .map(|(key, column)| (key.storage_name(), column))
         .collect();
@@ -445,7 +495,8 @@ fn record_batch(entries: &[&Entry]) -> Result<RecordBatch> {
     let mut mn_type = UInt8Builder::with_capacity(n);
     let mut flags = Int64Builder::with_capacity(n);
     let mut hash = UInt64Builder::with_capacity(n);
-    for entry in entries {
+    for &index in rows {
+        let entry = &entries[index];
         let m = &entry.message;
         tracker.append_value(m.tracker_id.0);
         message_time.append_value(m.message_time_ms);
@@ -494,7 +545,7 @@ fn record_batch(entries: &[&Entry]) -> Result<RecordBatch> {
         Arc::new(hash.finish()),
     ];
     let names: Vec<String> = inner.iter().map(|(name, _)| name.clone()).collect();
-    arrays.extend(inner.into_iter().map(|(_, column)| column.finish()));
+    arrays.extend(inner.into_iter().map(|(_, column)| column.finish(n)));
     RecordBatch::try_new(columns::schema_with(&names), arrays).map_err(Error::Arrow)
 }
 
@@ -515,49 +566,115 @@ impl InnerRef<'_> {
     }
 }
 
-/// An inner column being filled row by row.
+/// The inner columns of a batch being built, found by their names' keys
+/// ([`name_key`], already computed for the dedup index): a `u64` look-up,
+/// the name compared only to confirm it.
+#[derive(Default)]
+struct InnerColumns<'m> {
+    columns: Vec<(InnerRef<'m>, InnerColumn)>,
+    /// Key → its column in `columns`.
+    by_key: HashMap<u64, usize, foldhash::fast::RandomState>,
+    /// Columns whose key another name took first (a 64-bit collision: never
+    /// seen, but two names must never share a column).
+    collided: HashMap<InnerRef<'m>, usize, foldhash::fast::RandomState>,
+}
+
+impl<'m> InnerColumns<'m> {
+    /// The column of `name`, whose key is `key`, made by `make` if new.
+    fn column(
+        &mut self,
+        key: u64,
+        name: InnerRef<'m>,
+        make: impl FnOnce() -> InnerColumn,
+    ) -> &mut InnerColumn {
+        let next = self.columns.len();
+        let slot = *self.by_key.entry(key).or_insert(next);
+        let slot = if slot == next {
+            self.columns.push((name, make()));
+            slot
+        } else if self.columns[slot].0 == name {
+            slot
+        } else {
+            let slot = *self.collided.entry(name).or_insert(next);
+            if slot == next {
+                self.columns.push((name, make()));
+            }
+            slot
+        };
+        &mut self.columns[slot].1
+    }
+}
+
+/// An inner column being filled row by row, its values appended as they
+/// come and the rows between them as nulls (no `Option` per row and cell,
+/// no String per state value).
 enum InnerColumn {
-    Discrete(Vec<Option<u8>>),
-    Number(Vec<Option<f64>>),
-    Text(Vec<Option<String>>),
+    Discrete(UInt8Builder),
+    Number(Float64Builder),
+    Text(StringBuilder),
 }
 
 impl InnerColumn {
     fn discrete(n: usize) -> Self {
-        Self::Discrete(vec![None; n])
+        Self::Discrete(UInt8Builder::with_capacity(n))
     }
     fn number(n: usize) -> Self {
-        Self::Number(vec![None; n])
+        Self::Number(Float64Builder::with_capacity(n))
     }
     fn text(n: usize) -> Self {
-        Self::Text(vec![None; n])
+        Self::Text(StringBuilder::with_capacity(n, n * 8))
+    }
+    fn len(&self) -> usize {
+        match self {
+            Self::Discrete(values) => values.len(),
+            Self::Number(values) => values.len(),
+            Self::Text(values) => values.len(),
+        }
+    }
+    /// Pads with nulls up to `row`; false when `row` already has a value
+    /// (a message names each inner column once: the line parser refuses
+    /// a repeated key).
+    fn reach(&mut self, row: usize) -> bool {
+        let Some(gap) = row.checked_sub(self.len()) else {
+            return false;
+        };
+        match self {
+            Self::Discrete(values) => values.append_nulls(gap),
+            Self::Number(values) => values.append_nulls(gap),
+            Self::Text(values) => (0..gap).for_each(|_| values.append_null()),
+        }
+        true
     }
     fn set_u8(&mut self, row: usize, value: u8) {
-        if let Self::Discrete(values) = self {
-            if let Some(slot) = values.get_mut(row) {
-                *slot = Some(value);
+        if self.reach(row) {
+            if let Self::Discrete(values) = self {
+                values.append_value(value);
             }
         }
     }
     fn set_f64(&mut self, row: usize, value: f64) {
-        if let Self::Number(values) = self {
-            if let Some(slot) = values.get_mut(row) {
-                *slot = Some(value);
+        if self.reach(row) {
+            if let Self::Number(values) = self {
+                values.append_value(value);
             }
         }
     }
-    fn set_text(&mut self, row: usize, value: String) {
-        if let Self::Text(values) = self {
-            if let Some(slot) = values.get_mut(row) {
-                *slot = Some(value);
+    fn set_state(&mut self, row: usize, value: &schemas::StateValue) {
+        if self.reach(row) {
+            if let Self::Text(values) = self {
+                // Writing into the builder's buffer cannot fail.
+                let _ = value.write_json_text(values);
+                values.append_value("");
             }
         }
     }
-    fn finish(self) -> ArrayRef {
+    /// The column of `rows` rows.
+    fn finish(mut self, rows: usize) -> ArrayRef {
+        self.reach(rows);
         match self {
-            Self::Discrete(values) => Arc::new(arrow::array::UInt8Array::from(values)),
-            Self::Number(values) => Arc::new(arrow::array::Float64Array::from(values)),
-            Self::Text(values) => Arc::new(arrow::array::StringArray::from(values)),
+            Self::Discrete(mut values) => Arc::new(values.finish()),
+            Self::Number(mut values) => Arc::new(values.finish()),
+            Self::Text(mut values) => Arc::new(values.finish()),
         }
     }
 }
@@ -577,6 +694,35 @@ mod tests {
             server_time_ms: time + 5,
             ..Message::default()
         }
+    }
+
+    #[test]
+    fn names_sharing_a_key_keep_columns_of_their_own() {
+        // Two names whose keys collide (as if xxh3 gave both 7).
+        let (a, b) = (
+            InnerRef::Named(InnerKind::Inputs, "a"),
+            InnerRef::Named(InnerKind::Inputs, "b"),
+        );
+        let mut inner = InnerColumns::default();
+        inner.column(7, a, || InnerColumn::number(3)).set_f64(0, 1.0);
+        inner.column(7, b, || InnerColumn::number(3)).set_f64(1, 2.0);
+        inner.column(7, a, || InnerColumn::number(3)).set_f64(2, 3.0);
+        inner.column(7, b, || InnerColumn::number(3)).set_f64(2, 4.0);
+        let columns: Vec<(InnerRef<'_>, Vec<Option<f64>>)> = inner
+            .columns
+            .into_iter()
+            .map(|(name, column)| {
+                let array = column.finish(3);
+                (name, array.as_primitive::<Float64Type>().iter().collect())
+            })
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                (a, vec![Some(1.0), None, Some(3.0)]),
+                (b, vec![None, Some(2.0), Some(4.0)]),
+            ]
+        );
     }
 
     #[test]

@@ -210,9 +210,10 @@ impl DedupIndex {
     }
 
     fn known_in(&self, part: Option<&Partition>, tracker: i64, time_ms: i64, hash: u64) -> Known {
-        if part
-            .is_some_and(|p| p.keys.contains(&(time_ms, hash)) || p.held.contains(&(time_ms, hash)))
-        {
+        if part.is_some_and(|p| {
+            let key = (time_ms, hash);
+            p.keys.contains(&key) || (!p.held.is_empty() && p.held.contains(&key))
+        }) {
             return Known::Duplicate;
         }
         if part.is_some_and(|p| p.complete) || time_ms >= self.held_from(tracker) {
@@ -369,10 +370,12 @@ impl DedupIndex {
         let part = self.partitions.entry(partition).or_default();
         let new = names.iter().filter(|n| !part.names.contains(*n)).count();
         let total = part.names.len() + new;
-        if new > 0 && total > limit {
-            return Err(total);
+        if new > 0 {
+            if total > limit {
+                return Err(total);
+            }
+            part.names.extend(names);
         }
-        part.names.extend(names);
         Ok(())
     }
 

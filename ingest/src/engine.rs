@@ -17,7 +17,7 @@ use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
-use crate::batch::{DAY_MS, Encoded, Entry, Prepared, day_of, name_key, to_record_batches};
+use crate::batch::{DAY_MS, Encoding, Entry, Prepared, day_of, name_key, to_record_batches};
 use crate::dedup::{DedupIndex, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
@@ -479,21 +479,14 @@ impl Ingest {
         let shared = self.shared.clone();
         let loads = open_sender(&self.loads)?;
         let prepared = tokio::task::spawn_blocking(move || -> Result<_> {
-            let mut encoded = Encoded::with_capacity(messages.len());
-            let mut scratch = Vec::new();
-            // Sized up front (collecting `Result`s would grow it by doubling).
-            let mut entries = Vec::with_capacity(messages.len());
-            for message in messages {
-                entries.push(Entry::encoded(message, &mut encoded, &mut scratch)?);
-            }
-            let keys: Vec<_> = entries.iter().map(Entry::dedup_key).collect();
-            let loading = shared.needs(&keys).and_then(|needs| {
+            let encoding = Encoding::new(messages)?;
+            let loading = shared.needs(&encoding.keys).and_then(|needs| {
                 let (done, read) = crossbeam_channel::bounded(1);
                 let request = loader::Request { needs, done };
                 loads.send(request).is_ok().then_some(read)
             });
             // The batches are built while the loader reads.
-            let prepared = Prepared::new(entries, keys, encoded)?;
+            let prepared = encoding.prepare()?;
             if let Some(read) = loading {
                 // Past the patience (a slow disk), the writer reads them.
                 let _ = read.recv_timeout(LOADER_PATIENCE);

@@ -154,10 +154,16 @@ pub fn parse_body_capped(
     // copied about twice over into fresh memory. Not more than a valid line
     // could fill (a body of line feeds reserves nothing), nor past
     // `PRESIZED_LINES` (beyond, it grows as it fills).
-    let lines = body.iter().filter(|&&byte| byte == b'\n').count() + 1;
+    let lines = memchr::memchr_iter(b'\n', body).count() + 1;
     let mut parsed = Vec::with_capacity(lines.min(body.len() / SHORTEST_LINE).min(PRESIZED_LINES));
     let mut rejected = Rejections::new(max_listed);
-    for (index, raw) in body.split(|b| *b == b'\n').enumerate() {
+    // Line feeds found by memchr's SIMD search: `split` on a byte closure
+    // walked the body a byte at a time, a sixth of the parse.
+    let ends = memchr::memchr_iter(b'\n', body).chain(std::iter::once(body.len()));
+    let mut start = 0;
+    for (index, end) in ends.enumerate() {
+        let raw = &body[start..end];
+        start = end + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line::is_blank(raw) {
             continue;

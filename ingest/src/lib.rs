@@ -32,6 +32,8 @@ mod line;
 mod live;
 mod metrics;
 mod sink;
+#[doc(hidden)]
+pub mod stages;
 mod wal;
 
 pub use engine::{

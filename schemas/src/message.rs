@@ -5,6 +5,8 @@
 //! `discrete_outputs`, `inputs`, `states`) whose inner values are addressed
 //! as `<column>.<name>`.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 use crate::TrackerId;
@@ -81,39 +83,63 @@ impl StateValue {
     /// The value as JSON text (`"eco"`, `12.5`, `true`): how states are stored,
     /// so that a state keeps its type whatever other messages report.
     pub fn to_json_text(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = self.write_json_text(&mut out);
+        out
+    }
+
+    /// [`StateValue::to_json_text`], written into `out` (an Arrow string
+    /// builder's value, without a String of its own).
+    pub fn write_json_text(&self, out: &mut impl fmt::Write) -> fmt::Result {
         match self {
-            Self::Text(text) => serde_json_string(text),
-            Self::Number(n) => format_number(*n),
-            Self::Flag(b) => b.to_string(),
+            Self::Text(text) => write_json_string(out, text),
+            Self::Number(n) => write_number(out, *n),
+            Self::Flag(b) => out.write_str(if *b { "true" } else { "false" }),
         }
     }
 }
 
 /// A number in its shortest exact form (`54.22809`, `0`, `24296.444`).
 pub fn format_number(n: f64) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_number(&mut out, n);
+    out
+}
+
+fn write_number(out: &mut impl fmt::Write, n: f64) -> fmt::Result {
     if n.is_finite() && n == n.trunc() && n.abs() < 1e15 {
-        format!("{}", n as i64)
+        write!(out, "{}", n as i64)
     } else {
-        format!("{n}")
+        write!(out, "{n}")
     }
 }
 
-fn serde_json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+fn write_json_string(out: &mut impl fmt::Write, text: &str) -> fmt::Result {
+    out.write_char('"')?;
+    // Unescaped runs are written whole.
+    let mut run = 0;
+    for (at, c) in text.char_indices() {
+        let escaped = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            c if u32::from(c) < 0x20 => "",
+            _ => continue,
+        };
+        out.write_str(&text[run..at])?;
+        if escaped.is_empty() {
+            write!(out, "\\u{:04x}", u32::from(c))?;
+        } else {
+            out.write_str(escaped)?;
         }
+        run = at + c.len_utf8();
     }
-    out.push('"');
-    out
+    out.write_str(&text[run..])?;
+    out.write_char('"')
 }
 
 /// One message of one tracker. Times are milliseconds since the Unix epoch, UTC.
@@ -197,6 +223,10 @@ mod tests {
         assert_eq!(
             StateValue::Text("say \"hi\"\n".into()).to_json_text(),
             r#""say \"hi\"\n""#
+        );
+        assert_eq!(
+            StateValue::Text("é\u{1}x\\\t".into()).to_json_text(),
+            r#""é\u0001x\\\t""#
         );
         assert_eq!(StateValue::Number(12.5).to_json_text(), "12.5");
         assert_eq!(StateValue::Number(3.0).to_json_text(), "3");

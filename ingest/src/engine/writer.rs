@@ -222,14 +222,17 @@ fn store(
             let mut rejected = Vec::new();
             let sent = write.keys().len();
             for (index, &(partition, time, hash)) in write.keys().iter().enumerate() {
+                // New when the group began: only a copy earlier in the
+                // group can have made it known since, which `insert` below
+                // finds (no second look-up for the usual message).
                 let was_new = settled.next() == Some(true);
-                match dedup.known(partition, time, hash) {
+                match if was_new {
+                    Known::New
+                } else {
+                    dedup.known(partition, time, hash)
+                } {
                     Known::Duplicate => continue,
                     Known::New => {}
-                    // Newer than anything stored when the group began: not
-                    // in the index, so not stored (an earlier, newer message
-                    // of the group moved the watermark past it).
-                    Known::Unknown if was_new => {}
                     Known::Unknown => {
                         let one = HashSet::from([partition]);
                         shared.load_partitions(&mut dedup, &one, &one)?;
@@ -242,7 +245,10 @@ fn store(
                     rejected.push((index, too_many_names(total, limit)));
                     continue;
                 }
-                dedup.insert(partition, time, hash);
+                if !dedup.insert(partition, time, hash) {
+                    // A copy of a message earlier in the group.
+                    continue;
+                }
                 recorded.push((partition, time, hash));
                 kept_here.push(index);
             }
