@@ -704,10 +704,18 @@ mod tests {
             InnerRef::Named(InnerKind::Inputs, "b"),
         );
         let mut inner = InnerColumns::default();
-        inner.column(7, a, || InnerColumn::number(3)).set_f64(0, 1.0);
-        inner.column(7, b, || InnerColumn::number(3)).set_f64(1, 2.0);
-        inner.column(7, a, || InnerColumn::number(3)).set_f64(2, 3.0);
-        inner.column(7, b, || InnerColumn::number(3)).set_f64(2, 4.0);
+        inner
+            .column(7, a, || InnerColumn::number(3))
+            .set_f64(0, 1.0);
+        inner
+            .column(7, b, || InnerColumn::number(3))
+            .set_f64(1, 2.0);
+        inner
+            .column(7, a, || InnerColumn::number(3))
+            .set_f64(2, 3.0);
+        inner
+            .column(7, b, || InnerColumn::number(3))
+            .set_f64(2, 4.0);
         let columns: Vec<(InnerRef<'_>, Vec<Option<f64>>)> = inner
             .columns
             .into_iter()

@@ -398,48 +398,66 @@ fn file_order(sources: &[RecordBatch], pieces: &[&Piece]) -> Result<Vec<(usize, 
 /// A source's columns by name.
 type Columns<'s> = HashMap<&'s str, &'s ArrayRef, foldhash::quality::RandomState>;
 
-/// The column `field` of the rows `order` (source, row) picks, from the
-/// sources whose columns `maps` holds (a source without it gives nulls).
-/// `scratch` holds the picks remapped when a source lacks the column; it is
-/// kept across the columns of a file, so a flush does not fault in a fresh
-/// index of every row for every column.
-fn gather(
-    field: &arrow::datatypes::Field,
-    maps: &[Columns<'_>],
-    order: &[(usize, usize)],
-    scratch: &mut Vec<(usize, usize)>,
-) -> Result<ArrayRef> {
-    let present: Vec<Option<&ArrayRef>> = maps
-        .iter()
-        .map(|m| m.get(field.name().as_str()).copied())
-        .collect();
-    if order.iter().all(|&(source, _)| present[source].is_none()) {
-        return Ok(arrow::array::new_null_array(field.data_type(), order.len()));
+/// One column of a file, from every source of the flush: each source's
+/// array (cast to the file's type, or a one-row null array where the
+/// source lacks the column). Made once per file: looking each source's
+/// column up by name for every chunk cost sources × columns hash look-ups
+/// a chunk, and a flush of per-write batches has thousands of sources.
+struct Gatherer {
+    arrays: Vec<ArrayRef>,
+    /// Which sources have the column.
+    present: Vec<bool>,
+    /// Whether all do (the picks then index the sources' arrays as they are).
+    everywhere: bool,
+}
+
+impl Gatherer {
+    fn new(field: &arrow::datatypes::Field, maps: &[Columns<'_>]) -> Result<Self> {
+        let nulls = arrow::array::new_null_array(field.data_type(), 1);
+        let mut arrays = Vec::with_capacity(maps.len());
+        let mut present = Vec::with_capacity(maps.len());
+        for map in maps {
+            let column = map.get(field.name().as_str()).copied();
+            present.push(column.is_some());
+            arrays.push(match column {
+                Some(column) if column.data_type() == field.data_type() => column.clone(),
+                Some(column) => {
+                    arrow::compute::cast(column, field.data_type()).map_err(Error::Arrow)?
+                }
+                None => nulls.clone(),
+            });
+        }
+        let everywhere = present.iter().all(|&has| has);
+        Ok(Self {
+            arrays,
+            present,
+            everywhere,
+        })
     }
-    let nulls = arrow::array::new_null_array(field.data_type(), 1);
-    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(maps.len());
-    for column in &present {
-        arrays.push(match column {
-            Some(column) if column.data_type() == field.data_type() => (*column).clone(),
-            Some(column) => {
-                arrow::compute::cast(column, field.data_type()).map_err(Error::Arrow)?
-            }
-            None => nulls.clone(),
-        });
-    }
-    let indices = if order.iter().all(|&(source, _)| present[source].is_some()) {
-        order
-    } else {
-        scratch.clear();
-        scratch.extend(
+
+    /// The column of the rows `order` (source, row) picks (a source without
+    /// it gives nulls). `scratch` holds the picks remapped when a source
+    /// lacks the column; it is kept across the columns of a file, so a
+    /// flush does not fault in a fresh index of every row for every column.
+    fn gather(
+        &self,
+        order: &[(usize, usize)],
+        scratch: &mut Vec<(usize, usize)>,
+    ) -> Result<ArrayRef> {
+        let indices = if self.everywhere {
             order
-                .iter()
-                .map(|&(source, row)| (source, if present[source].is_some() { row } else { 0 })),
-        );
-        scratch.as_slice()
-    };
-    let arrays: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-    arrow::compute::interleave(&arrays, indices).map_err(Error::Arrow)
+        } else {
+            scratch.clear();
+            scratch.extend(
+                order
+                    .iter()
+                    .map(|&(source, row)| (source, if self.present[source] { row } else { 0 })),
+            );
+            scratch.as_slice()
+        };
+        let arrays: Vec<&dyn Array> = self.arrays.iter().map(|a| a.as_ref()).collect();
+        arrow::compute::interleave(&arrays, indices).map_err(Error::Arrow)
+    }
 }
 
 /// Inner columns beyond which a file is written lean: no dictionaries and no
@@ -558,12 +576,16 @@ fn write_file(
         })
         .collect();
     let order = file_order(sources, pieces)?;
+    let gatherers = schema
+        .fields()
+        .iter()
+        .map(|field| Gatherer::new(field, &maps))
+        .collect::<Result<Vec<_>>>()?;
     let mut scratch = Vec::new();
     for chunk in order.chunks(chunk_rows) {
-        let arrays = schema
-            .fields()
+        let arrays = gatherers
             .iter()
-            .map(|field| gather(field, &maps, chunk, &mut scratch))
+            .map(|column| column.gather(chunk, &mut scratch))
             .collect::<Result<Vec<_>>>()?;
         let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(Error::Arrow)?;
         writer.write(&batch).map_err(parquet_error)?;
