@@ -136,19 +136,40 @@ impl Encoded {
         }
     }
 
-    /// Appends to `record` the WAL record (postcard of a `Vec<Entry>`) of the
-    /// entries at `kept` (ascending indices of this write's entries).
-    pub(crate) fn record_of(&self, kept: &[usize], record: &mut Vec<u8>) -> Result<()> {
-        postcard::to_io(&kept.len(), &mut *record).map_err(Error::Encode)?;
+    /// The WAL record (postcard of a `Vec<Entry>`) of the entries at `kept`
+    /// (ascending indices of this write's entries), as the slices it is
+    /// made of: its length's varint, spelled in `head`, then the kept
+    /// entries' encodings, neighbours in one slice. The writer appends them
+    /// as they are: the record is never copied into a buffer of its own.
+    pub(crate) fn record_parts<'a>(
+        &'a self,
+        kept: &[usize],
+        head: &'a mut [u8; 10],
+    ) -> Result<Vec<&'a [u8]>> {
+        let head: &'a [u8] = postcard::to_slice(&kept.len(), head).map_err(Error::Encode)?;
+        let mut parts = vec![head];
         if kept.len() == self.ends.len() {
-            record.extend_from_slice(&self.bytes);
-            return Ok(());
+            parts.push(&self.bytes);
+            return Ok(parts);
         }
+        // Byte ranges of runs of consecutive kept entries.
+        let mut run: Option<(usize, usize)> = None;
         for &index in kept {
             let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
-            record.extend_from_slice(&self.bytes[start..self.ends[index]]);
+            let end = self.ends[index];
+            run = match run {
+                Some((from, to)) if to == start => Some((from, end)),
+                Some((from, to)) => {
+                    parts.push(&self.bytes[from..to]);
+                    Some((start, end))
+                }
+                None => Some((start, end)),
+            };
         }
-        Ok(())
+        if let Some((from, to)) = run {
+            parts.push(&self.bytes[from..to]);
+        }
+        Ok(parts)
     }
 }
 
@@ -365,9 +386,14 @@ impl Prepared {
         names_in(&self.names, &self.name_ends, index)
     }
 
-    /// Appends to `record` the WAL record of the messages at `kept`.
-    pub(crate) fn record_of(&self, kept: &[usize], record: &mut Vec<u8>) -> Result<()> {
-        self.encoded.record_of(kept, record)
+    /// The WAL record of the messages at `kept`, in parts
+    /// ([`Encoded::record_parts`]).
+    pub(crate) fn record_parts<'a>(
+        &'a self,
+        kept: &[usize],
+        head: &'a mut [u8; 10],
+    ) -> Result<Vec<&'a [u8]>> {
+        self.encoded.record_parts(kept, head)
     }
 
     /// The memtable batches of the messages at `kept` (ascending indices):
@@ -979,9 +1005,12 @@ mod stable_hash {
         }
 
         let all: Vec<usize> = (0..entries.len()).collect();
-        for kept in [all, vec![0, 2, 5], vec![entries.len() - 1], vec![]] {
+        for kept in [all, vec![0, 2, 3, 5], vec![entries.len() - 1], vec![]] {
+            let mut head = [0; 10];
             let mut record = vec![0xAA];
-            encoded.record_of(&kept, &mut record).unwrap();
+            for part in encoded.record_parts(&kept, &mut head).unwrap() {
+                record.extend_from_slice(part);
+            }
             let chosen: Vec<Entry> = kept.iter().map(|&i| entries[i].clone()).collect();
             assert_eq!(
                 record[1..],

@@ -199,13 +199,20 @@ impl Wal {
     ///
     /// Rolls over to a new segment first if the current one holds more than
     /// `segment_bytes`. A payload holds from 1 byte to 256 MiB.
+    #[cfg(test)]
     pub(crate) fn append(&mut self, payload: &[u8]) -> Result<()> {
-        let len = segment::record_len(payload.len())?;
+        self.append_parts(&[payload])
+    }
+
+    /// [`append`](Self::append) of the record that `parts` make one after
+    /// the other (written as they are, never copied into one buffer first).
+    pub(crate) fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        let len = segment::record_len(parts.iter().map(|part| part.len()).sum())?;
         self.ensure_usable()?;
         if self.current.len() > self.segment_bytes && self.current.records() > 0 {
             self.roll()?;
         }
-        let appended = self.current.append(payload, len);
+        let appended = self.current.append(parts, len);
         self.poison_on_err(appended)?;
         self.bytes_written += segment::record_bytes(len);
         Ok(())

@@ -211,7 +211,6 @@ fn store(
     let mut outcomes = Vec::with_capacity(writes.len());
     // Each write with the indices of the messages it keeps.
     let mut kept: Vec<(Prepared, Vec<usize>)> = Vec::with_capacity(writes.len());
-    let mut record: Vec<u8> = Vec::new();
     {
         let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
         let (touched, settled) = load_needed(shared, &mut dedup, &writes)?;
@@ -262,9 +261,9 @@ fn store(
                 rejected,
             });
             if accepted > 0 {
-                record.clear();
-                write.record_of(&kept_here, &mut record)?;
-                wal.append(&record).map_err(Error::Wal)?;
+                let mut head = [0; 10];
+                let parts = write.record_parts(&kept_here, &mut head)?;
+                wal.append_parts(&parts).map_err(Error::Wal)?;
                 kept.push((write, kept_here));
             }
         }

@@ -259,14 +259,18 @@ impl SegmentWriter {
         Ok(())
     }
 
-    /// Buffers one record; `len` is `payload.len()`, checked by [`record_len`].
-    pub(super) fn append(&mut self, payload: &[u8], len: u32) -> Result<()> {
-        let header = encode_record_header(len, crc32c::crc32c(payload));
-        // Both writes only copy into the buffer unless it is full; payloads
+    /// Buffers one record, the concatenation of `parts`; `len` is their
+    /// total length, checked by [`record_len`].
+    pub(super) fn append(&mut self, parts: &[&[u8]], len: u32) -> Result<()> {
+        let crc = parts
+            .iter()
+            .fold(0, |crc, part| crc32c::crc32c_append(crc, part));
+        let header = encode_record_header(len, crc);
+        // The writes only copy into the buffer unless it is full; parts
         // larger than the buffer go straight to the file.
         self.file
             .write_all(&header)
-            .and_then(|()| self.file.write_all(payload))
+            .and_then(|()| parts.iter().try_for_each(|part| self.file.write_all(part)))
             .map_err(|source| WalError::Write {
                 path: self.path.clone(),
                 segment: self.seq,
