@@ -1,5 +1,5 @@
 //! The stages a write runs on its request's thread, one at a time, for the
-//! criterion benchmark `benches/kernels/benches/intake.rs` (what each costs a
+//! criterion benchmark `benches/benches/intake.rs` (what each costs a
 //! message). Not an API: the server goes through [`crate::Ingest::write`],
 //! which runs the same functions.
 

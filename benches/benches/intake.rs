@@ -12,7 +12,7 @@
 //! Throughput is in messages. What these leave out of a request: HTTP,
 //! resolving device ids, the writer thread (dedup, WAL, fsync), the flusher.
 //!
-//! `cargo bench -p bench-kernels --bench intake`
+//! `cargo bench -p benches --bench intake`
 
 use std::collections::HashMap;
 use std::hint::black_box;
