@@ -260,18 +260,17 @@ const MAX_BATCH_ROWS: usize = 64 * 1024;
 /// (a batch per tracker would cost a schema and a dozen arrays per row when
 /// a gateway interleaves thousands of trackers).
 pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
-    let names_of = |index: usize, out: &mut Vec<u64>| out.extend(entries[index].inner_keys());
-    Ok(placed_record_batches(entries, names_of)?.0)
+    Ok(placed_record_batches(entries, &NameKeys::of(entries))?.0)
 }
 
 /// Where a row is: its batch and its row in it.
 type Place = (u32, u32);
 
-/// [`to_record_batches`], with each entry's [`Place`]; `names_of(index,
-/// out)` appends the entry's [`Entry::inner_keys`] (computed once by the caller).
+/// [`to_record_batches`], with each entry's [`Place`]; `keys` holds the
+/// entries' [`Entry::inner_keys`] (computed once by the caller).
 fn placed_record_batches(
     entries: &[Entry],
-    names_of: impl Fn(usize, &mut Vec<u64>),
+    keys: &NameKeys,
 ) -> Result<(Vec<RecordBatch>, Vec<Place>)> {
     let mut places: Vec<Place> = vec![(0, 0); entries.len()];
     let mut order: Vec<usize> = (0..entries.len()).collect();
@@ -283,11 +282,9 @@ fn placed_record_batches(
     let mut chunk: Vec<usize> = Vec::new();
     let mut names: std::collections::HashSet<u64, foldhash::quality::RandomState> =
         std::collections::HashSet::default();
-    let mut own: Vec<u64> = Vec::new();
     let mut values = 0usize;
     for &index in &order {
-        own.clear();
-        names_of(index, &mut own);
+        let own = keys.of_entry(index);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
         let rows = chunk.len() + 1;
         let cells = rows * (names.len() + new_names);
@@ -295,30 +292,51 @@ fn placed_record_batches(
         let fits =
             rows <= MAX_BATCH_ROWS && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
         if !fits && !chunk.is_empty() {
-            batches.push(record_batch(entries, &chunk, &names_of)?);
+            batches.push(record_batch(entries, &chunk, keys)?);
             chunk.clear();
             names.clear();
             values = 0;
         }
         values += own.len();
         if new_names > 0 {
-            names.extend(&own);
+            names.extend(own);
         }
         // Batches and rows are far below 2^32 (rows per batch are capped).
         places[index] = (batches.len() as u32, chunk.len() as u32);
         chunk.push(index);
     }
     if !chunk.is_empty() {
-        batches.push(record_batch(entries, &chunk, &names_of)?);
+        batches.push(record_batch(entries, &chunk, keys)?);
     }
     Ok((batches, places))
 }
 
-/// The keys of message `index` in a flat list of every message's keys,
-/// `ends` saying where each message's keys end.
-fn names_in<'n>(names: &'n [u64], ends: &[usize], index: usize) -> &'n [u64] {
-    let start = index.checked_sub(1).map_or(0, |before| ends[before]);
-    &names[start..ends[index]]
+/// Every entry's [`Entry::inner_keys`], one after the other, computed once
+/// for the dedup index and the batch building alike.
+#[derive(Debug, Default)]
+pub(crate) struct NameKeys {
+    keys: Vec<u64>,
+    /// Where each entry's keys end in `keys`.
+    ends: Vec<usize>,
+}
+
+impl NameKeys {
+    /// The keys of `entries`.
+    pub(crate) fn of(entries: &[Entry]) -> Self {
+        let mut keys = Vec::new();
+        let mut ends = Vec::with_capacity(entries.len());
+        for entry in entries {
+            keys.extend(entry.inner_keys());
+            ends.push(keys.len());
+        }
+        Self { keys, ends }
+    }
+
+    /// The keys of entry `index`.
+    pub(crate) fn of_entry(&self, index: usize) -> &[u64] {
+        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.keys[start..self.ends[index]]
+    }
 }
 
 /// A write made ready where it was parsed, off the writer thread: what the
@@ -330,9 +348,7 @@ pub(crate) struct Prepared {
     /// Each message's dedup key, in the order sent.
     keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
     /// Every message's [`Entry::inner_keys`], one after the other.
-    names: Vec<u64>,
-    /// Where each message's inner keys end in `names`.
-    name_ends: Vec<usize>,
+    names: NameKeys,
     /// The messages' WAL encodings.
     encoded: Encoded,
     /// The rows, as [`to_record_batches`] cuts and sorts them.
@@ -351,20 +367,11 @@ impl Prepared {
         encoded: Encoded,
     ) -> Result<Self> {
         debug_assert_eq!(entries.len(), keys.len());
-        let mut names = Vec::new();
-        let mut name_ends = Vec::with_capacity(entries.len());
-        for entry in &entries {
-            names.extend(entry.inner_keys());
-            name_ends.push(names.len());
-        }
-        let names_of = |index: usize, out: &mut Vec<u64>| {
-            out.extend_from_slice(names_in(&names, &name_ends, index));
-        };
-        let (batches, places) = placed_record_batches(&entries, names_of)?;
+        let names = NameKeys::of(&entries);
+        let (batches, places) = placed_record_batches(&entries, &names)?;
         Ok(Self {
             keys,
             names,
-            name_ends,
             encoded,
             batches,
             places,
@@ -383,7 +390,7 @@ impl Prepared {
 
     /// The inner columns' keys of message `index`.
     pub(crate) fn names(&self, index: usize) -> &[u64] {
-        names_in(&self.names, &self.name_ends, index)
+        self.names.of_entry(index)
     }
 
     /// The WAL record of the messages at `kept`, in parts
@@ -448,29 +455,20 @@ impl Prepared {
 #[cfg(test)]
 pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
     let rows: Vec<usize> = (0..entries.len()).collect();
-    record_batch(entries, &rows, |index, out: &mut Vec<u64>| {
-        out.extend(entries[index].inner_keys());
-    })
+    record_batch(entries, &rows, &NameKeys::of(entries))
 }
 
 /// Builds one record batch of `entries` at `rows`, in that order: the fixed
 /// columns, then every inner column that any of the messages has, sorted by
-/// name. `names_of` gives each entry's [`Entry::inner_keys`], by which its
+/// name. `names` holds each entry's [`Entry::inner_keys`], by which its
 /// inner values find their columns without hashing their names again.
-fn record_batch(
-    entries: &[Entry],
-    rows: &[usize],
-    names_of: impl Fn(usize, &mut Vec<u64>),
-) -> Result<RecordBatch> {
+fn record_batch(entries: &[Entry], rows: &[usize], names: &NameKeys) -> Result<RecordBatch> {
     let n = rows.len();
     let mut inner = InnerColumns::default();
-    let mut keys = Vec::new();
     for (row, &index) in rows.iter().enumerate() {
         let m = &entries[index].message;
-        keys.clear();
-        names_of(index, &mut keys);
         // `inner_keys` order: discrete inputs, discrete outputs, inputs, states.
-        let mut keys = keys.iter().copied();
+        let mut keys = names.of_entry(index).iter().copied();
         let mut key = || keys.next().unwrap_or_default();
         for (index, value) in &m.discrete_inputs {
             let name = InnerRef::Discrete(InnerKind::DiscreteInputs, *index);
