@@ -97,6 +97,51 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
 }
 
 #[test]
+fn a_trackers_span_lists_the_columns_of_all_its_pieces_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    // Trackers 1 and 2 share a list of columns in the first batch, as
+    // neighbours with the same names do; tracker 1 gains a name in the
+    // second batch, and tracker 2 repeats its own.
+    let a = to_record_batch(&[
+        entry(1, 10, Some(("a", 1.0))),
+        entry(2, 11, Some(("a", 2.0))),
+        entry(3, 12, Some(("b", 3.0))),
+        entry(4, 13, None),
+    ])
+    .unwrap();
+    let b = to_record_batch(&[
+        entry(1, 20, Some(("b", 4.0))),
+        entry(2, 21, Some(("a", 5.0))),
+        entry(3, 22, Some(("b", 6.0))),
+    ])
+    .unwrap();
+    let files = sink.persist(&[a, b], 1).unwrap();
+    let [file] = files.as_slice() else {
+        panic!("one day, one file: {files:?}")
+    };
+    let spans: Vec<_> = file
+        .trackers
+        .iter()
+        .map(|s| {
+            let names: Vec<&str> = s.inner_names(file).collect();
+            let times = (s.message_time_min_ms, s.message_time_max_ms);
+            (s.tracker_id, s.rows, times, names)
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (1, 2, (10, 20), vec!["inputs.a", "inputs.b"]),
+            (2, 2, (11, 21), vec!["inputs.a"]),
+            (3, 2, (12, 22), vec!["inputs.b"]),
+            (4, 1, (13, 13), vec![]),
+        ],
+        "each span lists every column of its pieces, once"
+    );
+}
+
+#[test]
 fn key_reads_skip_row_groups_of_other_trackers() {
     let dir = tempfile::tempdir().unwrap();
     let sink = sink(dir.path());

@@ -51,7 +51,8 @@ struct Piece {
     len: usize,
     /// Where [`Names::inner`] lists the indices into the source's fields of
     /// the inner columns with a value here (a flush has about a piece per
-    /// row: no allocation of its own).
+    /// row: no allocation of its own; pieces of a source with the same
+    /// columns share one list).
     inner: (u32, u32),
     /// Inner cells with a value.
     values: usize,
@@ -151,11 +152,27 @@ pub(crate) fn write_day_files(
 /// inner columns, and their pieces ordered by (day, tracker), input order
 /// kept among equals.
 fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece>)> {
-    let mut sources = Vec::new();
+    let sorted = batches
+        .iter()
+        .filter(|b| b.num_rows() > 0)
+        .map(sorted_by_day_tracker_time)
+        .collect::<Result<Vec<_>>>()?;
+    // Counted first: a flush of interleaved trackers has about a piece per
+    // row, and a vector grown by doubling held up to three times the
+    // pieces while it moved (a hundred MB of a million-row flush).
+    let mut count = 0;
+    for batch in &sorted {
+        let keys = columns::key_columns(batch).ok_or(missing(columns::TRACKER_ID))?;
+        let key = |i: usize| (day_of(keys.message_time.value(i)), keys.tracker.value(i));
+        count += 1
+            + (1..batch.num_rows())
+                .filter(|&i| key(i) != key(i - 1))
+                .count();
+    }
+    let mut sources = Vec::with_capacity(sorted.len());
     let mut names = Names::default();
-    let mut pieces = Vec::new();
-    for batch in batches.iter().filter(|b| b.num_rows() > 0) {
-        let sorted = sorted_by_day_tracker_time(batch)?;
+    let mut pieces = Vec::with_capacity(count);
+    for sorted in sorted {
         let keys = columns::key_columns(&sorted).ok_or(missing(columns::TRACKER_ID))?;
         let key = |i: usize| (day_of(keys.message_time.value(i)), keys.tracker.value(i));
         names.add_source(sorted.schema_ref());
@@ -169,6 +186,10 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
             .map(|(i, array)| (i as u32, array.logical_nulls()))
             .collect();
         let source = sources.len();
+        // The previous piece's list of columns: the next one with the same
+        // list shares it (a batch's trackers mostly send the same names,
+        // and a list per piece of a million-row flush took tens of MB).
+        let mut previous: Option<(usize, usize)> = None;
         let mut start = 0;
         while start < sorted.num_rows() {
             let (day, tracker) = key(start);
@@ -198,16 +219,26 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
                     piece.values += present;
                 }
             }
+            let mut list = (first, names.inner.len());
+            match previous {
+                Some((from, to)) if names.inner[from..to] == names.inner[first..] => {
+                    names.inner.truncate(first);
+                    list = (from, to);
+                }
+                _ => previous = Some(list),
+            }
             piece.inner = (
-                u32::try_from(first).map_err(|_| too_many_cells())?,
-                u32::try_from(names.inner.len()).map_err(|_| too_many_cells())?,
+                u32::try_from(list.0).map_err(|_| too_many_cells())?,
+                u32::try_from(list.1).map_err(|_| too_many_cells())?,
             );
             pieces.push(piece);
             start = end;
         }
         sources.push(sorted);
     }
-    pieces.sort_by_key(|p| (p.day, p.tracker));
+    // In place: the input order among equals is (source, start), which
+    // the key carries (a stable sort took a buffer of half the pieces).
+    pieces.sort_unstable_by_key(|p| (p.day, p.tracker, p.source, p.start));
     Ok((sources, names, pieces))
 }
 
@@ -593,38 +624,49 @@ fn write_file(
 
     let mut spans: Vec<TrackerSpan> = Vec::new();
     let mut server = (i64::MAX, i64::MIN);
+    // Which span (by ordinal, from 1) last took each of the file's inner
+    // columns: a tracker's pieces, about one per row of a flush of
+    // interleaved trackers, repeat its names, and the catalog keeps each
+    // span's list as long as the file lives (appended piece by piece and
+    // deduplicated at the end, the lists of a million-row flush took tens
+    // of MB until then, and kept their capacity).
+    let mut taken = vec![0usize; names.len()];
     for piece in pieces {
         let source = &sources[piece.source];
         let keys = columns::key_columns(source).ok_or(missing(columns::TRACKER_ID))?;
-        let mut message = (i64::MAX, i64::MIN);
+        if spans
+            .last()
+            .is_none_or(|span| span.tracker_id != piece.tracker)
+        {
+            spans.push(TrackerSpan {
+                tracker_id: piece.tracker,
+                message_time_min_ms: i64::MAX,
+                message_time_max_ms: i64::MIN,
+                rows: 0,
+                inner: Vec::new(),
+            });
+        }
+        let ordinal = spans.len();
+        let span = &mut spans[ordinal - 1];
         for i in piece.start..piece.start + piece.len {
             let (m, s) = (keys.message_time.value(i), keys.server_time.value(i));
-            message = (message.0.min(m), message.1.max(m));
+            span.message_time_min_ms = span.message_time_min_ms.min(m);
+            span.message_time_max_ms = span.message_time_max_ms.max(m);
             server = (server.0.min(s), server.1.max(s));
         }
+        span.rows += piece.len as u64;
         let inner = flush_names
             .of(piece)
             .map(|id| position[id as usize])
             .filter(|&i| i != NOT_INNER);
-        match spans.last_mut() {
-            Some(span) if span.tracker_id == piece.tracker => {
-                span.message_time_min_ms = span.message_time_min_ms.min(message.0);
-                span.message_time_max_ms = span.message_time_max_ms.max(message.1);
-                span.rows += piece.len as u64;
-                span.inner.extend(inner);
+        for i in inner {
+            if std::mem::replace(&mut taken[i as usize], ordinal) != ordinal {
+                span.inner.push(i);
             }
-            _ => spans.push(TrackerSpan {
-                tracker_id: piece.tracker,
-                message_time_min_ms: message.0,
-                message_time_max_ms: message.1,
-                rows: piece.len as u64,
-                inner: inner.collect(),
-            }),
         }
     }
     for span in &mut spans {
         span.inner.sort_unstable();
-        span.inner.dedup();
     }
     let rows = order.len() as u64;
     let file = writer.into_inner().map_err(parquet_error)?;
