@@ -270,6 +270,8 @@ impl Gazetteer {
         if places.is_empty() {
             return Err("no places".into());
         }
+        // Kept for the life of the process: not with the slack of its growth.
+        places.shrink_to_fit();
         Ok(Self::index(places))
     }
 

@@ -257,7 +257,7 @@ impl Shared {
         let dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
         let mut needs = Needs::default();
         for &(partition, time, hash) in keys {
-            dedup.known_noting(partition, time, hash, &mut needs);
+            dedup.note_needs(partition, time, hash, &mut needs);
         }
         (!needs.partitions.is_empty()).then_some(needs)
     }

@@ -68,7 +68,7 @@ pub use gateways::{
     SmtpParams,
 };
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
-pub use intake_lookup::{IntakeLookup, IntakeTracker, LookupStats, TrackerKey};
+pub use intake_lookup::{IntakeLookup, IntakeTracker, LookupMap, LookupStats, TrackerKey};
 pub use links::{
     BoundingMode, Condition, DEFAULT_GEO_LINK_QUOTA, DisplayOptions, GeoLink, Lifetime, LinkFields,
     LinkPage, LinkPageTracker, LinkParams, LinkState, LinkTracker, MAX_CONDITIONS,
