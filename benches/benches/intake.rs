@@ -17,7 +17,8 @@
 use std::collections::HashMap;
 use std::hint::black_box;
 
-use benches::ingest_load::workload::{Device, Format, Pool, StreamConfig};
+use benches::ingest_load::server::planned_devices;
+use benches::ingest_load::workload::{Format, Pool, StreamConfig};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use ingest::intake::{LineRules, TrackerRef, parse_body_capped};
 use schemas::{Message, TrackerId};
@@ -45,12 +46,8 @@ struct Setup {
     reason = "the benchmark's inputs are generated from constants, valid by construction"
 )]
 fn setup() -> Setup {
-    let devices: Vec<Device> = (1..=1_000)
-        .map(|i| Device {
-            tracker: TrackerId(i),
-            device_id: format!("3563070425{i:05}"),
-        })
-        .collect();
+    // The load generator's own trackers (its template's device ids).
+    let devices = planned_devices(1_000);
     let config = StreamConfig {
         pool_lines: 4 * LINES,
         expected_lines: 8 * LINES as u64,

@@ -155,8 +155,7 @@ impl Encoded {
         // Byte ranges of runs of consecutive kept entries.
         let mut run: Option<(usize, usize)> = None;
         for &index in kept {
-            let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
-            let end = self.ends[index];
+            let std::ops::Range { start, end } = entry_range(&self.ends, index);
             run = match run {
                 Some((from, to)) if to == start => Some((from, end)),
                 Some((from, to)) => {
@@ -171,6 +170,12 @@ impl Encoded {
         }
         Ok(parts)
     }
+}
+
+/// Where entry `index` lies in a flat buffer whose entries end at `ends`.
+fn entry_range(ends: &[usize], index: usize) -> std::ops::Range<usize> {
+    let start = index.checked_sub(1).map_or(0, |before| ends[before]);
+    start..ends[index]
 }
 
 /// A write's messages encoded and hashed ([`Entry::encoded`]), with their
@@ -334,8 +339,7 @@ impl NameKeys {
 
     /// The keys of entry `index`.
     pub(crate) fn of_entry(&self, index: usize) -> &[u64] {
-        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
-        &self.keys[start..self.ends[index]]
+        &self.keys[entry_range(&self.ends, index)]
     }
 }
 
