@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 
 /// Sets and maps of the index: keyed by content hashes and times, hashed
 /// with a seeded fast hasher (SipHash was a tenth of the writer thread).
-type Set<T> = HashSet<T, foldhash::quality::RandomState>;
+pub(crate) type Set<T> = HashSet<T, foldhash::quality::RandomState>;
 type Map<K, V> = HashMap<K, V, foldhash::quality::RandomState>;
 
 /// A partition key: tracker id and day (days since the epoch, UTC).
@@ -249,24 +249,37 @@ impl DedupIndex {
     }
 
     fn known_in(&self, part: Option<&Partition>, tracker: i64, time_ms: i64, hash: u64) -> Known {
+        let mark = self.mark(tracker);
+        // Newer than every row its tracker has stored: no key can match, and
+        // none is looked up (a live fleet's usual message; the look-up was
+        // a cache miss into a set of millions, a third of the writer).
+        if mark.is_some_and(|mark| time_ms > mark.newest) {
+            return Known::New;
+        }
         if part.is_some_and(|p| {
             let key = (time_ms, hash);
             p.keys.contains(&key) || (!p.held.is_empty() && p.held.contains(&key))
         }) {
             return Known::Duplicate;
         }
-        if part.is_some_and(|p| p.complete) || time_ms >= self.held_from(tracker) {
+        let held_from = mark.map_or(i64::MAX, |mark| mark.held_from);
+        if part.is_some_and(|p| p.complete) || time_ms >= held_from {
             return Known::New;
         }
         Known::Unknown
     }
 
+    /// What the index knows of the tracker's stored rows; `None` when the
+    /// sink cannot say (nothing is settled by marks then).
+    fn mark(&self, tracker: i64) -> Option<Mark> {
+        let marks = self.watermarks.as_ref()?;
+        Some(marks.get(&tracker).copied().unwrap_or(Mark::EMPTY))
+    }
+
     /// The time from which the index holds every stored key of the tracker;
     /// `i64::MAX` when the sink cannot say (nothing is settled that way).
     fn held_from(&self, tracker: i64) -> i64 {
-        self.watermarks.as_ref().map_or(i64::MAX, |w| {
-            w.get(&tracker).copied().unwrap_or(Mark::EMPTY).held_from
-        })
+        self.mark(tracker).map_or(i64::MAX, |mark| mark.held_from)
     }
 
     /// Notes that keys of the tracker up to `time_ms` left the index.
@@ -442,7 +455,7 @@ impl DedupIndex {
     }
     /// Evicts least recently used partitions, except `keep` and those with
     /// rows in the memtable, until within bounds; answers how many went.
-    pub(crate) fn shrink(&mut self, keep: &HashSet<PartitionKey>) -> usize {
+    pub(crate) fn shrink(&mut self, keep: &Set<PartitionKey>) -> usize {
         // Mostly memtable keys: little to evict (the next flush frees them).
         let evictable = self.entries.saturating_sub(self.unflushed as usize);
         if self.entries <= self.max_entries || evictable < self.max_entries / 4 {
@@ -536,14 +549,14 @@ mod tests {
         assert!(!index.insert((1, 10), 100, 8));
         index.load((2, 10), Some(vec![(1, 1), (2, 2), (3, 3)]), []);
         assert_eq!(index.entries(), 5);
-        assert_eq!(index.shrink(&HashSet::from([(2, 10)])), 0);
+        assert_eq!(index.shrink(&Set::from_iter([(2, 10)])), 0);
         assert!(
             index.is_loaded((1, 10)),
             "a partition with a row in the memtable stays"
         );
         index.flushed(&[((1, 10), 100, 8)]);
         assert!(index.is_loaded((1, 10)), "a complete partition stays");
-        assert_eq!(index.shrink(&HashSet::from([(2, 10)])), 1);
+        assert_eq!(index.shrink(&Set::from_iter([(2, 10)])), 1);
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
         assert_eq!(index.entries(), 3);
     }
@@ -573,6 +586,28 @@ mod tests {
         index.load((1, 0), Some(vec![(2_000, 5)]), []);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
         assert_eq!(index.known((1, 0), 1_500, 5), Known::New);
+    }
+
+    #[test]
+    fn a_message_past_the_newest_stored_time_is_new_unless_it_was_just_inserted() {
+        // Tracker 1 has rows up to 1,000 in the sink, with that very key held.
+        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])), 0);
+        index.load((1, 0), Some(vec![(1_000, 5)]), []);
+        assert_eq!(index.known((1, 0), 1_000, 5), Known::Duplicate);
+        assert_eq!(index.known((1, 0), 1_001, 5), Known::New);
+        // Each insert raises the newest time: a copy of it is found, in its
+        // tracker's partition only.
+        assert!(index.insert((1, 0), 1_001, 5));
+        assert_eq!(index.known((1, 0), 1_001, 5), Known::Duplicate);
+        assert_eq!(index.known((1, 0), 1_001, 6), Known::New);
+        assert_eq!(index.known((2, 0), 1_001, 5), Known::New);
+        // A failed write takes its key back and leaves the mark high: the
+        // message is looked up, and new again.
+        index.remove((1, 0), 1_001, 5);
+        assert_eq!(index.known((1, 0), 1_001, 5), Known::New);
+        // Without marks (ClickHouse) nothing is settled by time.
+        let index = DedupIndex::new(100, None, 0);
+        assert_eq!(index.known((1, 0), 5_000, 5), Known::Unknown);
     }
 
     #[test]
@@ -637,7 +672,7 @@ mod tests {
         assert_eq!(index.known(p, 5_000, 1), Known::Unknown);
         assert_eq!(index.entries(), 2);
         // Evicted (over its one key), what was held must be read again.
-        assert_eq!(index.shrink(&HashSet::new()), 1);
+        assert_eq!(index.shrink(&Set::default()), 1);
         assert_eq!(index.known(p, 50_000, 50_000), Known::Unknown);
         assert_eq!(index.known(p, 100_000, 100_000), Known::Unknown);
         assert_eq!(index.known(p, 100_001, 1), Known::New);

@@ -16,7 +16,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
 use crate::batch::Prepared;
-use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
+use crate::dedup::{DedupIndex, Known, Needs, PartitionKey, Set};
 use crate::line::Limit;
 use crate::wal::{HEAL_PAUSE, Wal};
 use crate::{Error, Result};
@@ -186,9 +186,10 @@ fn load_needed(
     shared: &Shared,
     dedup: &mut DedupIndex,
     writes: &[Prepared],
-) -> Result<(HashSet<PartitionKey>, Vec<bool>)> {
+) -> Result<(Set<PartitionKey>, Vec<bool>)> {
     let mut settled = Vec::with_capacity(writes.iter().map(|write| write.keys().len()).sum());
-    let mut touched: HashSet<PartitionKey> = HashSet::new();
+    // Hashed with foldhash: SipHash over every message's key showed in the writer's profile.
+    let mut touched: Set<PartitionKey> = Set::default();
     let mut needs = Needs::default();
     for &(partition, time, hash) in writes.iter().flat_map(Prepared::keys) {
         touched.insert(partition);
