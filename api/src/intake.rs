@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use ingest::intake::{self, Limit, LineRules, ParsedLine, RejectedLine, TrackerRef};
-use platform::{IntakeTracker, Secret, TrackerKey};
+use platform::{IntakeTracker, Secret, TrackerKey, TrackerKeyRef};
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -197,18 +197,65 @@ async fn messages(
         ..LineRules::at(now)
     };
     let max_listed = config.max_listed_rejections;
-    let (parsed, mut rejected) = tokio::task::spawn_blocking(move || -> ApiResult<_> {
+    let (owner, generation) = (token.user, stats.generation);
+    let preparer = state.ingest().preparer()?;
+    let shared = state.clone();
+    // One blocking task parses the lines, and when memory holds every
+    // tracker they name (at the generation the token's look-up read),
+    // resolves and prepares them too: the messages are made and dropped
+    // by one thread, with no statement and no hop in between.
+    let parse_slot = parse_slot(&state).await;
+    let parsed = tokio::task::spawn_blocking(move || -> ApiResult<Parsed> {
         let body = decode(&raw, &encoding, limit)?;
-        Ok(intake::parse_body_capped(&body, &rules, max_listed))
+        let (parsed, mut rejected) = intake::parse_body_capped(&body, &rules, max_listed);
+        let held = shared
+            .inner
+            .intake_lookup
+            .held_trackers(generation, parsed.iter().map(|line| key_ref(&line.tracker)));
+        let Some((found, stats)) = held else {
+            return Ok(Parsed::Lines { parsed, rejected });
+        };
+        let mut found = found.into_iter();
+        let (lines, messages) = assign(parsed, &mut rejected, |tracker| {
+            verdict(key_ref(tracker), found.next().flatten(), owner)
+        });
+        let write = Box::new(preparer.prepare(messages)?);
+        Ok(Parsed::Ready {
+            lines,
+            write,
+            rejected,
+            stats,
+        })
     })
     .await
     .map_err(|e| {
         tracing::error!(error = %e, "parsing an intake body panicked");
         ApiError::new(ErrorCode::Unexpected)
     })??;
+    drop(parse_slot);
 
-    let (lines, messages) = resolve(&state, parsed, token.user, &mut rejected).await?;
-    let outcome = state.inner.ingest.write(messages).await?;
+    let (lines, outcome, mut rejected) = match parsed {
+        Parsed::Ready {
+            lines,
+            write,
+            rejected,
+            stats,
+        } => {
+            let lookup = &state.inner.intake_lookup;
+            state
+                .inner
+                .metrics
+                .count_lookup(LookupKind::Trackers, &stats, lookup.entries());
+            (lines, state.ingest().commit(*write).await?, rejected)
+        }
+        Parsed::Lines {
+            parsed,
+            mut rejected,
+        } => {
+            let (lines, messages) = resolve(&state, parsed, owner, &mut rejected).await?;
+            (lines, state.ingest().write(messages).await?, rejected)
+        }
+    };
     for (index, description) in &outcome.rejected {
         let mut line = RejectedLine::new(
             lines.get(*index).copied().unwrap_or_default(),
@@ -269,6 +316,31 @@ async fn intake_slot(state: &AppState) -> ApiResult<IntakeSlot<'_>> {
         _permit: permit,
         _in_flight: Counted::new(&inner.metrics.intake_in_flight),
     })
+}
+
+/// One of `--intake-parse-tasks`, waited for as long as it takes: the
+/// request holds an intake slot already, so at most
+/// `--max-intake-requests` bodies wait here.
+async fn parse_slot(state: &AppState) -> ParseSlot<'_> {
+    let (slots, metrics) = (&state.inner.intake_parse_slots, &state.inner.metrics);
+    let permit = match slots.try_acquire() {
+        Ok(permit) => Some(permit),
+        Err(_) => {
+            let _waiting = Counted::new(&metrics.intake_parse_waiting);
+            // Never closed: an error would only mean parsing without a permit.
+            slots.acquire().await.ok()
+        }
+    };
+    ParseSlot {
+        _permit: permit,
+        _parsing: Counted::new(&metrics.intake_parsing),
+    }
+}
+
+/// A parse task held.
+struct ParseSlot<'a> {
+    _permit: Option<tokio::sync::SemaphorePermit<'a>>,
+    _parsing: Counted<'a>,
 }
 
 /// An intake slot held.
@@ -372,56 +444,75 @@ async fn resolve(
         .metrics
         .count_lookup(LookupKind::Trackers, &stats, lookup.entries());
     // Looked up by borrowed keys: no device id is copied per line.
-    let known: HashMap<KeyRef<'_>, Result<TrackerId, (ErrorCode, String)>, RandomState> = found
-        .iter()
-        .map(|(key, tracker)| (KeyRef::of_key(key), verdict(key, *tracker, owner)))
-        .collect();
+    let known: HashMap<TrackerKeyRef<'_>, Result<TrackerId, (ErrorCode, String)>, RandomState> =
+        found
+            .iter()
+            .map(|(key, tracker)| (key.into(), verdict(key.into(), *tracker, owner)))
+            .collect();
+    Ok(assign(parsed, rejected, |tracker| {
+        known.get(&key_ref(tracker)).cloned().unwrap_or_else(|| {
+            Err((
+                ErrorCode::Unexpected,
+                "the tracker was not looked up".to_owned(),
+            ))
+        })
+    }))
+}
+
+/// A body parsed on its blocking task: resolved and prepared there, or
+/// left for [`resolve`] when memory did not hold its trackers.
+enum Parsed {
+    Ready {
+        lines: Vec<usize>,
+        /// Boxed: the other variant is a fraction of its size.
+        write: Box<ingest::PreparedWrite>,
+        rejected: intake::Rejections,
+        stats: platform::LookupStats,
+    },
+    Lines {
+        parsed: Vec<ParsedLine>,
+        rejected: intake::Rejections,
+    },
+}
+
+/// The kept lines' numbers and messages, each line's tracker given by
+/// `verdict` (asked once per line, in order); a refused line goes to
+/// `rejected` with its verdict's code and description.
+fn assign(
+    parsed: Vec<ParsedLine>,
+    rejected: &mut intake::Rejections,
+    mut verdict: impl FnMut(&TrackerRef) -> Result<TrackerId, (ErrorCode, String)>,
+) -> (Vec<usize>, Vec<schemas::Message>) {
     let mut lines = Vec::with_capacity(parsed.len());
     let mut messages = Vec::with_capacity(parsed.len());
     for line in parsed {
-        match known.get(&KeyRef::of_line(&line.tracker)) {
-            Some(Ok(id)) => {
+        match verdict(&line.tracker) {
+            Ok(id) => {
                 let mut message = line.message;
-                message.tracker_id = *id;
+                message.tracker_id = id;
                 lines.push(line.line);
                 messages.push(message);
             }
-            Some(Err((code, description))) => {
-                rejected.push(RejectedLine::new(line.line, *code, description.clone()))
+            Err((code, description)) => {
+                rejected.push(RejectedLine::new(line.line, code, description));
             }
-            None => {}
         }
     }
-    Ok((lines, messages))
+    (lines, messages)
 }
 
-/// A tracker key, borrowed from a line or from the look-up's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum KeyRef<'k> {
-    Id(i64),
-    DeviceId(&'k str),
-}
-
-impl<'k> KeyRef<'k> {
-    fn of_key(key: &'k TrackerKey) -> Self {
-        match key {
-            TrackerKey::Id(id) => Self::Id(id.0),
-            TrackerKey::DeviceId(device) => Self::DeviceId(device),
-        }
-    }
-
-    fn of_line(tracker: &'k TrackerRef) -> Self {
-        match tracker {
-            TrackerRef::Id(id) => Self::Id(*id),
-            TrackerRef::DeviceId(device) => Self::DeviceId(device),
-        }
+/// The key a line names its tracker by, borrowed from the line.
+fn key_ref(tracker: &TrackerRef) -> TrackerKeyRef<'_> {
+    match tracker {
+        TrackerRef::Id(id) => TrackerKeyRef::Id(TrackerId(*id)),
+        TrackerRef::DeviceId(device) => TrackerKeyRef::DeviceId(device),
     }
 }
 
 /// What intake answers for the lines naming `key`: its tracker's id, or
 /// the code and description every such line is refused with.
 fn verdict(
-    key: &TrackerKey,
+    key: TrackerKeyRef<'_>,
     found: Option<IntakeTracker>,
     owner: Option<schemas::UserId>,
 ) -> Result<TrackerId, (ErrorCode, String)> {
@@ -467,9 +558,9 @@ fn key_of(tracker: &TrackerRef) -> TrackerKey {
     }
 }
 
-fn describe(key: &TrackerKey) -> String {
+fn describe(key: TrackerKeyRef<'_>) -> String {
     match key {
-        TrackerKey::Id(id) => format!("with tracker_id {}", id.0),
-        TrackerKey::DeviceId(device) => format!("with device_id {device:?}"),
+        TrackerKeyRef::Id(id) => format!("with tracker_id {}", id.0),
+        TrackerKeyRef::DeviceId(device) => format!("with device_id {device:?}"),
     }
 }

@@ -91,6 +91,10 @@ pub(crate) struct Metrics {
     pub(crate) intake_in_flight: Gauge,
     /// Intake requests waiting for a slot (`--intake-queue-ms`).
     pub(crate) intake_waiting: Gauge,
+    /// Intake bodies being parsed and prepared (at most `--intake-parse-tasks`).
+    pub(crate) intake_parsing: Gauge,
+    /// Intake bodies read and waiting for a parse task (`--intake-parse-tasks`).
+    pub(crate) intake_parse_waiting: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -107,6 +111,8 @@ impl Metrics {
             intake_cache: IntakeCacheMetrics::default(),
             intake_in_flight: Gauge::default(),
             intake_waiting: Gauge::default(),
+            intake_parsing: Gauge::default(),
+            intake_parse_waiting: Gauge::default(),
         };
         registry.register(
             "trackhouse_intake_requests_in_flight",
@@ -117,6 +123,16 @@ impl Metrics {
             "trackhouse_intake_requests_waiting",
             "Intake requests waiting for a slot (at most --intake-queue-ms each, then 503)",
             metrics.intake_waiting.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_parsing",
+            "Intake bodies being parsed, resolved and prepared (at most --intake-parse-tasks)",
+            metrics.intake_parsing.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_parse_waiting",
+            "Intake bodies read and waiting for one of the --intake-parse-tasks that parse and prepare them",
+            metrics.intake_parse_waiting.clone(),
         );
         registry.register(
             "trackhouse_http_requests",

@@ -45,6 +45,11 @@ pub struct ApiConfig {
     pub max_intake_requests: usize,
     /// Longest wait of an intake request for a slot.
     pub intake_queue_wait: Duration,
+    /// Intake bodies parsed and prepared at once, on blocking threads: the
+    /// CPU-bound part of a request, bounded by the cores so that the
+    /// writer and the flusher keep their share (eight parses at once left
+    /// the flusher a tenth of the machine, and the memtable overflowed).
+    pub intake_parse_tasks: usize,
     /// Most columns of one raw data read, after `.*` expansion (more: code 7).
     pub raw_data_max_columns: usize,
     /// Raw data exports and fuel resamplings running at once, in all (more: 503, code 8).
@@ -107,6 +112,7 @@ impl Default for ApiConfig {
             max_ingest_bytes: 64 * 1024 * 1024,
             max_intake_requests: 8,
             intake_queue_wait: Duration::from_secs(2),
+            intake_parse_tasks: std::thread::available_parallelism().map_or(2, usize::from),
             raw_data_max_span_days: 31,
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,
@@ -144,6 +150,8 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) ingest: Arc<Ingest>,
     pub(crate) intake_slots: tokio::sync::Semaphore,
+    /// Permits of `intake_parse_tasks`.
+    pub(crate) intake_parse_slots: tokio::sync::Semaphore,
     /// The intake's ingest-token and tracker answers, kept across requests.
     pub(crate) intake_lookup: platform::IntakeLookup,
     /// DataFusion's task context shared by every read.
@@ -191,6 +199,7 @@ impl AppState {
                 store,
                 ingest,
                 intake_slots,
+                intake_parse_slots: tokio::sync::Semaphore::new(config.intake_parse_tasks.max(1)),
                 intake_lookup: platform::IntakeLookup::new(config.intake_cache_entries),
                 query_context: query::task_context(),
                 series_context: query::task_context_with_batch_size(query::series::BATCH_ROWS),

@@ -450,55 +450,41 @@ impl Ingest {
     /// Stores messages; returns once the accepted ones are durable in the WAL
     /// and visible to readers. Duplicates of stored messages are counted, not stored.
     /// [`Error::Backpressure`] when the writer is behind (retry later).
+    ///
+    /// The messages are prepared ([`Preparer::prepare`]) on a blocking
+    /// thread; a caller already on one (the intake's parse) prepares there
+    /// and calls [`Ingest::commit`], so that the messages are made and
+    /// dropped by the same thread.
     pub async fn write(&self, messages: Vec<Message>) -> Result<WriteOutcome> {
         if messages.is_empty() {
             return Ok(WriteOutcome::default());
         }
-        let full = {
-            let (state, config) = (self.shared.read(), &self.shared.config);
-            if state.unflushed_rows > config.max_unflushed_rows {
-                Some(("unflushed_rows", "too many rows wait to be flushed"))
-            } else if state.unflushed_bytes > config.max_unflushed_bytes {
-                Some(("unflushed_bytes", "too many bytes wait to be flushed"))
-            } else {
-                None
-            }
-        };
-        if let Some((limit, reason)) = full {
-            self.shared.metrics.count_backpressure(limit);
-            return Err(Error::Backpressure { reason });
-        }
-        // Summarised before the messages move, so the writer thread stays as it was.
-        let points: Vec<(usize, (TrackerId, LivePoint))> = messages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| Some((i, LivePoint::of(m)?)))
-            .collect();
-        // Encoding, hashing and reading what dedup needs from storage: on
-        // a blocking thread, in parallel with other writes, not on the writer.
-        let shared = self.shared.clone();
-        let loads = open_sender(&self.loads)?;
-        let prepared = tokio::task::spawn_blocking(move || -> Result<_> {
-            let encoding = Encoding::new(messages)?;
-            let loading = shared.needs(&encoding.keys).and_then(|needs| {
-                let (done, read) = crossbeam_channel::bounded(1);
-                let request = loader::Request { needs, done };
-                loads.send(request).is_ok().then_some(read)
-            });
-            // The batches are built while the loader reads.
-            let prepared = encoding.prepare()?;
-            if let Some(read) = loading {
-                // Past the patience (a slow disk), the writer reads them.
-                let _ = read.recv_timeout(LOADER_PATIENCE);
-            }
-            Ok(prepared)
+        let preparer = self.preparer()?;
+        let write = tokio::task::spawn_blocking(move || preparer.prepare(messages))
+            .await
+            .map_err(|e| Error::Io {
+                what: "encoding a write failed on its thread",
+                path: PathBuf::from("-"),
+                source: std::io::Error::other(e.to_string()),
+            })??;
+        self.commit(write).await
+    }
+
+    /// What prepares writes: a handle for a blocking thread.
+    pub fn preparer(&self) -> Result<Preparer> {
+        Ok(Preparer {
+            shared: self.shared.clone(),
+            loads: open_sender(&self.loads)?,
         })
-        .await
-        .map_err(|e| Error::Io {
-            what: "encoding a write failed on its thread",
-            path: PathBuf::from("-"),
-            source: std::io::Error::other(e.to_string()),
-        })??;
+    }
+
+    /// Hands a prepared write to the writer thread; returns once its
+    /// accepted messages are durable and visible (as [`Ingest::write`]).
+    pub async fn commit(&self, write: PreparedWrite) -> Result<WriteOutcome> {
+        let PreparedWrite { prepared, points } = write;
+        let Some(prepared) = prepared else {
+            return Ok(WriteOutcome::default());
+        };
         let (reply, answer) = tokio::sync::oneshot::channel();
         let sender = open_sender(&self.commands)?;
         match sender.try_send(Command::Write { prepared, reply }) {
@@ -624,6 +610,75 @@ impl Ingest {
 }
 
 /// A clone of the sender in `slot`; [`Error::Stopped`] once shutdown took it.
+/// Prepares writes where their messages are: encodes and hashes them,
+/// asks the loader for what dedup will need, builds their memtable batches
+/// (all off the writer thread). Cloned out of [`Ingest::preparer`].
+#[derive(Debug, Clone)]
+pub struct Preparer {
+    shared: Arc<Shared>,
+    loads: Sender<loader::Request>,
+}
+
+/// A write made ready by [`Preparer::prepare`], for [`Ingest::commit`]:
+/// the messages are gone, dropped by the thread that prepared them.
+#[derive(Debug)]
+pub struct PreparedWrite {
+    /// `None` for a write of no messages.
+    prepared: Option<Prepared>,
+    /// The positions, by message, for the live trails once acknowledged.
+    points: Vec<(usize, (TrackerId, LivePoint))>,
+}
+
+impl Preparer {
+    /// Prepares `messages` on this thread, which it blocks for as long as
+    /// the loader reads what the write's dedup needs (at most 5 s).
+    /// [`Error::Backpressure`] at once when the memtable is full.
+    pub fn prepare(&self, messages: Vec<Message>) -> Result<PreparedWrite> {
+        if messages.is_empty() {
+            return Ok(PreparedWrite {
+                prepared: None,
+                points: Vec::new(),
+            });
+        }
+        let shared = &self.shared;
+        let full = {
+            let (state, config) = (shared.read(), &shared.config);
+            if state.unflushed_rows > config.max_unflushed_rows {
+                Some(("unflushed_rows", "too many rows wait to be flushed"))
+            } else if state.unflushed_bytes > config.max_unflushed_bytes {
+                Some(("unflushed_bytes", "too many bytes wait to be flushed"))
+            } else {
+                None
+            }
+        };
+        if let Some((limit, reason)) = full {
+            shared.metrics.count_backpressure(limit);
+            return Err(Error::Backpressure { reason });
+        }
+        let points: Vec<(usize, (TrackerId, LivePoint))> = messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| Some((i, LivePoint::of(m)?)))
+            .collect();
+        let encoding = Encoding::new(messages)?;
+        let loading = shared.needs(&encoding.keys).and_then(|needs| {
+            let (done, read) = crossbeam_channel::bounded(1);
+            let request = loader::Request { needs, done };
+            self.loads.send(request).is_ok().then_some(read)
+        });
+        // The batches are built while the loader reads.
+        let prepared = encoding.prepare()?;
+        if let Some(read) = loading {
+            // Past the patience (a slow disk), the writer reads them.
+            let _ = read.recv_timeout(LOADER_PATIENCE);
+        }
+        Ok(PreparedWrite {
+            prepared: Some(prepared),
+            points,
+        })
+    }
+}
+
 fn open_sender<T>(slot: &Mutex<Option<Sender<T>>>) -> Result<Sender<T>> {
     slot.lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -78,6 +78,34 @@ pub enum TrackerKey {
     DeviceId(String),
 }
 
+/// [`TrackerKey`], borrowed from a parsed line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TrackerKeyRef<'k> {
+    /// By id.
+    Id(TrackerId),
+    /// By device id.
+    DeviceId(&'k str),
+}
+
+impl TrackerKeyRef<'_> {
+    /// The owned key.
+    pub fn to_key(self) -> TrackerKey {
+        match self {
+            Self::Id(id) => TrackerKey::Id(id),
+            Self::DeviceId(device) => TrackerKey::DeviceId(device.to_owned()),
+        }
+    }
+}
+
+impl<'k> From<&'k TrackerKey> for TrackerKeyRef<'k> {
+    fn from(key: &'k TrackerKey) -> Self {
+        match key {
+            TrackerKey::Id(id) => Self::Id(*id),
+            TrackerKey::DeviceId(device) => Self::DeviceId(device),
+        }
+    }
+}
+
 /// What the intake needs to know of a tracker to take or refuse its lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntakeTracker {
@@ -106,6 +134,9 @@ pub struct LookupStats {
     pub invalidated: bool,
     /// Entries dropped to keep within the bound.
     pub evicted: usize,
+    /// The database's generation the look-up read (`None`: nothing is
+    /// cached), which [`IntakeLookup::held_trackers`] answers at.
+    pub generation: Option<i64>,
 }
 
 /// The intake's answers about ingest tokens and trackers, shared by all
@@ -139,6 +170,7 @@ impl IntakeLookup {
     ) -> Result<(Option<IngestToken>, LookupStats)> {
         let mut stats = LookupStats::default();
         let generation = self.generation(store, &mut stats).await?;
+        stats.generation = generation;
         let digest = secret.digest();
         if let Some(generation) = generation {
             let mut cache = self.lock();
@@ -176,6 +208,7 @@ impl IntakeLookup {
         let mut stats = LookupStats::default();
         let mut answers = LookupMap::with_capacity_and_hasher(keys.len(), Default::default());
         let generation = self.generation(store, &mut stats).await?;
+        stats.generation = generation;
         let (mut ids, mut devices) = (Vec::new(), Vec::new());
         {
             let mut cache = self.lock();
@@ -223,6 +256,39 @@ impl IntakeLookup {
             answers.insert(TrackerKey::DeviceId(device), answer);
         }
         Ok((answers, stats))
+    }
+
+    /// The trackers `keys` name, one answer per key in order, from memory
+    /// alone and without waiting on the database: `None` unless the cache
+    /// is at `generation` (read by this request's [`Self::ingest_token`])
+    /// and holds every one of them (the caller then asks
+    /// [`Self::trackers`]). Answers are as fresh as that read: every entry
+    /// held at a generation was read after every change up to it. For the
+    /// thread that parsed the lines, so that nothing is copied per line.
+    pub fn held_trackers<'k>(
+        &self,
+        generation: Option<i64>,
+        keys: impl IntoIterator<Item = TrackerKeyRef<'k>>,
+    ) -> Option<(Vec<Option<IntakeTracker>>, LookupStats)> {
+        let generation = generation?;
+        let cache = self.lock();
+        if cache.generation != Some(generation) {
+            return None;
+        }
+        let mut answers = Vec::new();
+        for key in keys {
+            let held = match key {
+                TrackerKeyRef::Id(id) => cache.ids.get(&id),
+                TrackerKeyRef::DeviceId(device) => cache.devices.get(device),
+            };
+            answers.push(*held?);
+        }
+        let stats = LookupStats {
+            hits: answers.len(),
+            generation: Some(generation),
+            ..LookupStats::default()
+        };
+        Some((answers, stats))
     }
 
     /// Reads the live trackers that are not clones (those device lines

@@ -68,7 +68,9 @@ pub use gateways::{
     SmtpParams,
 };
 pub use ingest_tokens::{IngestToken, IngestTokenInfo};
-pub use intake_lookup::{IntakeLookup, IntakeTracker, LookupMap, LookupStats, TrackerKey};
+pub use intake_lookup::{
+    IntakeLookup, IntakeTracker, LookupMap, LookupStats, TrackerKey, TrackerKeyRef,
+};
 pub use links::{
     BoundingMode, Condition, DEFAULT_GEO_LINK_QUOTA, DisplayOptions, GeoLink, Lifetime, LinkFields,
     LinkPage, LinkPageTracker, LinkParams, LinkState, LinkTracker, MAX_CONDITIONS,

@@ -108,6 +108,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub(crate) intake_queue_ms: u64,
 
+    /// Intake bodies parsed and prepared at once (CPU-bound; the writer and flusher threads need their share); 0: as many as the machine has CPUs.
+    #[arg(long, env = "TRACKHOUSE_INTAKE_PARSE_TASKS", default_value_t = 0,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=4_096))]
+    pub(crate) intake_parse_tasks: usize,
+
     /// Longest message-time span of one raw data read, in days; longer reads get code 211.
     #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_SPAN_DAYS", default_value_t = 31)]
     pub(crate) raw_data_max_span_days: u32,
@@ -387,6 +392,10 @@ impl ServerArgs {
             max_ingest_bytes: self.max_ingest_bytes,
             max_intake_requests: self.max_intake_requests,
             intake_queue_wait: std::time::Duration::from_millis(self.intake_queue_ms),
+            intake_parse_tasks: match self.intake_parse_tasks {
+                0 => std::thread::available_parallelism().map_or(2, usize::from),
+                tasks => tasks,
+            },
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,

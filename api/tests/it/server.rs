@@ -79,7 +79,7 @@ pub(crate) struct TestServer {
     pub(crate) store: Store,
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) ingest: Arc<Ingest>,
-    client: reqwest::Client,
+    pub(crate) client: reqwest::Client,
     shutdown: CancellationToken,
     _dir: TempDir,
 }

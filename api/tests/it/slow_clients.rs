@@ -198,3 +198,75 @@ async fn intake_requests_beyond_the_slots_wait_for_one_then_get_503() {
             .contains("trackhouse_intake_requests_waiting 0")
     );
 }
+
+/// Bodies are parsed and prepared by at most `intake_parse_tasks` at once
+/// (the CPU-bound part): a body read while another is being parsed waits,
+/// counted on `/metrics`, and is stored once the task frees.
+#[tokio::test]
+async fn bodies_beyond_the_parse_tasks_wait_for_one() {
+    let srv = TestServer::start_with(ApiConfig {
+        rate_limits: generous_limits(),
+        intake_parse_tasks: 1,
+        request_body_timeout: Duration::from_secs(60),
+        ..ApiConfig::default()
+    })
+    .await;
+    let token = srv.ingest_token(false).await;
+    let account = srv.account("parsed@example.com").await;
+    let tracker = account.trackers[0].0;
+    // Long enough to parse that the second body arrives meanwhile.
+    let start = chrono::DateTime::parse_from_rfc3339("2024-06-01T00:00:00Z").unwrap();
+    let big: String = (0..200_000)
+        .map(|step| {
+            let at = start + chrono::Duration::milliseconds(100 * step);
+            format!(
+                "{{\"tracker_id\":{tracker},\"msg_time\":\"{}\",\"lat\":43.2,\"lng\":76.9}}\n",
+                at.format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            )
+        })
+        .collect();
+    let post = |body: String| {
+        srv.client
+            .post(srv.url("/ingest/v1/messages"))
+            .header("authorization", format!("Bearer {token}"))
+            .body(body)
+            .send()
+    };
+    let big = tokio::spawn(post(big));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !srv
+        .metrics_text()
+        .await
+        .contains("trackhouse_intake_parsing 1")
+    {
+        assert!(Instant::now() < deadline, "the big body never got parsed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let small = post(format!(
+        "{{\"tracker_id\":{tracker},\"msg_time\":\"2024-05-31T00:00:00Z\",\"lat\":1,\"lng\":1}}\n"
+    ));
+    let watch = async {
+        let mut seen = false;
+        while Instant::now() < deadline && !seen {
+            let text = srv.metrics_text().await;
+            seen = text.contains("trackhouse_intake_parse_waiting 1")
+                && text.contains("trackhouse_intake_parsing 1");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        seen
+    };
+    let (small, seen) = tokio::join!(small, watch);
+    let small: serde_json::Value = small.unwrap().json().await.unwrap();
+    let big: serde_json::Value = big.await.unwrap().unwrap().json().await.unwrap();
+    assert!(seen, "the small body never waited for the parse task");
+    assert_eq!(
+        (big["accepted"].clone(), small["accepted"].clone()),
+        (200_000.into(), 1.into())
+    );
+    let text = srv.metrics_text().await;
+    assert!(
+        text.contains("trackhouse_intake_parse_waiting 0")
+            && text.contains("trackhouse_intake_parsing 0"),
+        "{text}"
+    );
+}

@@ -64,7 +64,8 @@ async fn answers_come_from_memory_until_the_database_changes() {
             misses: 5,
             queries: 3,
             invalidated: false,
-            evicted: 0
+            evicted: 0,
+            generation: Some(generation(&store).await),
         },
         "the generation, all the ids, all the device ids"
     );
@@ -166,6 +167,49 @@ async fn a_change_made_through_another_store_on_the_file_is_seen_next() {
     other.corrupt_tracker(first).await.unwrap();
     let (answers, _) = lookup.trackers(&store, [key.clone()]).await.unwrap();
     assert_eq!(answers[&key], None, "a deleted tracker holds no device id");
+}
+
+#[tokio::test]
+async fn memory_answers_alone_only_at_the_generation_read_and_only_all_of_it() {
+    let (_dir, store, ann, _) = crate::zones::tests::store_with_two_users().await;
+    let first = tracker(&store, ann, "dev-1").await;
+    let (_, secret) = store.create_ingest_token("t", false).await.unwrap();
+    let lookup = IntakeLookup::new(100);
+    let keys = [
+        TrackerKey::Id(first),
+        TrackerKey::DeviceId("dev-1".into()),
+        TrackerKey::Id(TrackerId(999)),
+    ];
+    let refs = || keys.iter().map(TrackerKeyRef::from);
+    let (_, stats) = lookup.ingest_token(&store, &secret).await.unwrap();
+    let read = stats.generation;
+    assert_eq!(read, Some(generation(&store).await));
+    assert_eq!(lookup.held_trackers(read, refs()), None, "nothing held yet");
+    let (answers, _) = lookup.trackers(&store, keys.clone()).await.unwrap();
+    let (held, stats) = lookup.held_trackers(read, refs()).unwrap();
+    assert_eq!(
+        held,
+        keys.iter().map(|key| answers[key]).collect::<Vec<_>>()
+    );
+    assert_eq!(held[2], None, "no such tracker, held as such");
+    assert_eq!((stats.hits, stats.misses, stats.queries), (3, 0, 0));
+    let more = [TrackerKeyRef::Id(first), TrackerKeyRef::DeviceId("dev-2")];
+    assert_eq!(lookup.held_trackers(read, more), None, "one not held");
+    assert_eq!(
+        lookup.held_trackers(None, refs()),
+        None,
+        "no generation read"
+    );
+
+    // A change: the cache moves on with the next read of the generation,
+    // and a request that read the older one is sent to the store.
+    store.set_tracker_blocked(first, true).await.unwrap();
+    let (_, stats) = lookup.ingest_token(&store, &secret).await.unwrap();
+    assert!(stats.invalidated);
+    assert_eq!(lookup.held_trackers(read, refs()), None);
+    lookup.trackers(&store, keys.clone()).await.unwrap();
+    let (held, _) = lookup.held_trackers(stats.generation, refs()).unwrap();
+    assert!(held[0].unwrap().blocked && held[1].unwrap().blocked);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
