@@ -481,10 +481,18 @@ impl Ingest {
     /// Hands a prepared write to the writer thread; returns once its
     /// accepted messages are durable and visible (as [`Ingest::write`]).
     pub async fn commit(&self, write: PreparedWrite) -> Result<WriteOutcome> {
-        let PreparedWrite { prepared, points } = write;
+        let PreparedWrite {
+            prepared,
+            points,
+            loading,
+        } = write;
         let Some(prepared) = prepared else {
             return Ok(WriteOutcome::default());
         };
+        if let Some(read) = loading {
+            // Past the patience (a slow disk), the writer reads them.
+            let _ = tokio::time::timeout(LOADER_PATIENCE, read).await;
+        }
         let (reply, answer) = tokio::sync::oneshot::channel();
         let sender = open_sender(&self.commands)?;
         match sender.try_send(Command::Write { prepared, reply }) {
@@ -627,17 +635,21 @@ pub struct PreparedWrite {
     prepared: Option<Prepared>,
     /// The positions, by message, for the live trails once acknowledged.
     points: Vec<(usize, (TrackerId, LivePoint))>,
+    /// Answered once the loader has read what the write's dedup needs.
+    loading: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl Preparer {
-    /// Prepares `messages` on this thread, which it blocks for as long as
-    /// the loader reads what the write's dedup needs (at most 5 s).
-    /// [`Error::Backpressure`] at once when the memtable is full.
+    /// Prepares `messages` on this thread (CPU only: what the write's
+    /// dedup needs from storage is asked of the loader thread, and
+    /// [`Ingest::commit`] awaits it). [`Error::Backpressure`] at once when
+    /// the memtable is full.
     pub fn prepare(&self, messages: Vec<Message>) -> Result<PreparedWrite> {
         if messages.is_empty() {
             return Ok(PreparedWrite {
                 prepared: None,
                 points: Vec::new(),
+                loading: None,
             });
         }
         let shared = &self.shared;
@@ -662,19 +674,16 @@ impl Preparer {
             .collect();
         let encoding = Encoding::new(messages)?;
         let loading = shared.needs(&encoding.keys).and_then(|needs| {
-            let (done, read) = crossbeam_channel::bounded(1);
+            let (done, read) = tokio::sync::oneshot::channel();
             let request = loader::Request { needs, done };
             self.loads.send(request).is_ok().then_some(read)
         });
         // The batches are built while the loader reads.
         let prepared = encoding.prepare()?;
-        if let Some(read) = loading {
-            // Past the patience (a slow disk), the writer reads them.
-            let _ = read.recv_timeout(LOADER_PATIENCE);
-        }
         Ok(PreparedWrite {
             prepared: Some(prepared),
             points,
+            loading,
         })
     }
 }

@@ -14,16 +14,17 @@
 
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 
 use super::Shared;
 use crate::dedup::Needs;
 
-/// What one write needs read, and the channel to say it was.
+/// What one write needs read, and the channel to say it was (awaited by
+/// the write's request task, which holds no thread meanwhile).
 #[derive(Debug)]
 pub(crate) struct Request {
     pub(crate) needs: Needs,
-    pub(crate) done: Sender<()>,
+    pub(crate) done: tokio::sync::oneshot::Sender<()>,
 }
 
 pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
