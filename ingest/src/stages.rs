@@ -1,6 +1,6 @@
 //! The stages a write runs on its request's thread, one at a time, for the
 //! criterion benchmark `benches/benches/intake.rs` (what each costs a
-//! message). Not an API: the server goes through [`crate::Ingest::write`],
+//! message). Not an API: the server goes through [`crate::Preparer::prepare`],
 //! which runs the same functions.
 
 use schemas::Message;
