@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use ingest::intake::{self, Limit, LineRules, ParsedLine, RejectedLine, TrackerRef};
-use platform::{IntakeTracker, Secret, TrackerKey, TrackerKeyRef};
+use platform::{IntakeTracker, Secret, TrackerKeyRef};
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -204,8 +204,7 @@ async fn messages(
     // tracker they name (at the generation the token's look-up read),
     // resolves and prepares them too: the messages are made and dropped
     // by one thread, with no statement and no hop in between.
-    let parse_slot = parse_slot(&state).await;
-    let parsed = tokio::task::spawn_blocking(move || -> ApiResult<Parsed> {
+    let parsed = on_parse_task(&state, move || {
         let body = decode(&raw, &encoding, limit)?;
         let (parsed, mut rejected) = intake::parse_body_capped(&body, &rules, max_listed);
         let held = shared
@@ -227,12 +226,7 @@ async fn messages(
             stats,
         })
     })
-    .await
-    .map_err(|e| {
-        tracing::error!(error = %e, "parsing an intake body panicked");
-        ApiError::new(ErrorCode::Unexpected)
-    })??;
-    drop(parse_slot);
+    .await?;
 
     let (lines, outcome, mut rejected) = match parsed {
         Parsed::Ready {
@@ -253,7 +247,9 @@ async fn messages(
             mut rejected,
         } => {
             let (lines, messages) = resolve(&state, parsed, owner, &mut rejected).await?;
-            (lines, state.ingest().write(messages).await?, rejected)
+            let preparer = state.ingest().preparer()?;
+            let write = on_parse_task(&state, move || Ok(preparer.prepare(messages)?)).await?;
+            (lines, state.ingest().commit(write).await?, rejected)
         }
     };
     for (index, description) in &outcome.rejected {
@@ -316,6 +312,19 @@ async fn intake_slot(state: &AppState) -> ApiResult<IntakeSlot<'_>> {
         _permit: permit,
         _in_flight: Counted::new(&inner.metrics.intake_in_flight),
     })
+}
+
+/// Runs `work` (parsing, preparing: the CPU-bound part of a request) on a
+/// blocking thread as one of `--intake-parse-tasks`.
+async fn on_parse_task<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    let _slot = parse_slot(state).await;
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        tracing::error!(error = %e, "an intake parse task panicked");
+        ApiError::new(ErrorCode::Unexpected)
+    })?
 }
 
 /// One of `--intake-parse-tasks`, waited for as long as it takes: the
@@ -436,7 +445,7 @@ async fn resolve(
     let (found, stats) = lookup
         .trackers(
             &state.inner.store,
-            parsed.iter().map(|line| key_of(&line.tracker)),
+            parsed.iter().map(|line| key_ref(&line.tracker).to_key()),
         )
         .await?;
     state
@@ -548,13 +557,6 @@ fn verdict(
             ),
         )),
         Some(t) => Ok(t.id),
-    }
-}
-
-fn key_of(tracker: &TrackerRef) -> TrackerKey {
-    match tracker {
-        TrackerRef::Id(id) => TrackerKey::Id(TrackerId(*id)),
-        TrackerRef::DeviceId(device) => TrackerKey::DeviceId(device.clone()),
     }
 }
 

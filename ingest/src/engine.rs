@@ -617,7 +617,6 @@ impl Ingest {
     }
 }
 
-/// A clone of the sender in `slot`; [`Error::Stopped`] once shutdown took it.
 /// Prepares writes where their messages are: encodes and hashes them,
 /// asks the loader for what dedup will need, builds their memtable batches
 /// (all off the writer thread). Cloned out of [`Ingest::preparer`].
@@ -688,6 +687,7 @@ impl Preparer {
     }
 }
 
+/// A clone of the sender in `slot`; [`Error::Stopped`] once shutdown took it.
 fn open_sender<T>(slot: &Mutex<Option<Sender<T>>>) -> Result<Sender<T>> {
     slot.lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -275,7 +275,8 @@ impl IntakeLookup {
         if cache.generation != Some(generation) {
             return None;
         }
-        let mut answers = Vec::new();
+        let keys = keys.into_iter();
+        let mut answers = Vec::with_capacity(keys.size_hint().0);
         for key in keys {
             let held = match key {
                 TrackerKeyRef::Id(id) => cache.ids.get(&id),

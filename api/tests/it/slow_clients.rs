@@ -201,16 +201,25 @@ async fn intake_requests_beyond_the_slots_wait_for_one_then_get_503() {
 
 /// Bodies are parsed and prepared by at most `intake_parse_tasks` at once
 /// (the CPU-bound part): a body read while another is being parsed waits,
-/// counted on `/metrics`, and is stored once the task frees.
+/// counted on `/metrics`, and is stored once the task frees. The same with
+/// no intake cache, where every body's trackers are read from the store
+/// between its parse and its preparation (each on a parse task).
 #[tokio::test]
 async fn bodies_beyond_the_parse_tasks_wait_for_one() {
-    let srv = TestServer::start_with(ApiConfig {
-        rate_limits: generous_limits(),
-        intake_parse_tasks: 1,
-        request_body_timeout: Duration::from_secs(60),
-        ..ApiConfig::default()
-    })
-    .await;
+    for intake_cache_entries in [ApiConfig::default().intake_cache_entries, 0] {
+        parse_tasks_are_waited_for(ApiConfig {
+            rate_limits: generous_limits(),
+            intake_parse_tasks: 1,
+            intake_cache_entries,
+            request_body_timeout: Duration::from_secs(60),
+            ..ApiConfig::default()
+        })
+        .await;
+    }
+}
+
+async fn parse_tasks_are_waited_for(config: ApiConfig) {
+    let srv = TestServer::start_with(config).await;
     let token = srv.ingest_token(false).await;
     let account = srv.account("parsed@example.com").await;
     let tracker = account.trackers[0].0;
