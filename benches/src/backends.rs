@@ -164,7 +164,7 @@ pub fn intake_line(m: &Message) -> Value {
         Value::Object(
             m.inputs
                 .iter()
-                .map(|(n, v)| (n.clone(), json!(v)))
+                .map(|(n, v)| (n.to_string(), json!(v)))
                 .collect(),
         ),
     );
@@ -175,11 +175,11 @@ pub fn intake_line(m: &Message) -> Value {
                 .iter()
                 .map(|(n, v)| {
                     let value = match v {
-                        StateValue::Text(text) => json!(text),
+                        StateValue::Text(text) => json!(text.as_str()),
                         StateValue::Number(n) => json!(n),
                         StateValue::Flag(b) => json!(b),
                     };
-                    (n.clone(), value)
+                    (n.to_string(), value)
                 })
                 .collect(),
         ),

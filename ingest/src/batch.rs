@@ -316,6 +316,23 @@ fn placed_record_batches(
     Ok((batches, places))
 }
 
+/// Whether two messages have the same inner columns, in the same order
+/// (so the same [`Entry::inner_keys`]).
+fn same_inner_names(a: &Message, b: &Message) -> bool {
+    let indices =
+        |x: &[(u16, u8)], y: &[(u16, u8)]| x.iter().map(|e| e.0).eq(y.iter().map(|e| e.0));
+    indices(&a.discrete_inputs, &b.discrete_inputs)
+        && indices(&a.discrete_outputs, &b.discrete_outputs)
+        && a.inputs
+            .iter()
+            .map(|e| &e.0)
+            .eq(b.inputs.iter().map(|e| &e.0))
+        && a.states
+            .iter()
+            .map(|e| &e.0)
+            .eq(b.states.iter().map(|e| &e.0))
+}
+
 /// Every entry's [`Entry::inner_keys`], one after the other, computed once
 /// for the dedup index and the batch building alike.
 #[derive(Debug, Default)]
@@ -326,13 +343,24 @@ pub(crate) struct NameKeys {
 }
 
 impl NameKeys {
-    /// The keys of `entries`.
+    /// The keys of `entries`. A message with the same inner names as the
+    /// one before it (the usual case: a body's devices are mostly of one
+    /// type) takes that one's keys: comparing a dozen short names costs
+    /// less than hashing them again.
     pub(crate) fn of(entries: &[Entry]) -> Self {
         let mut keys = Vec::new();
         let mut ends = Vec::with_capacity(entries.len());
+        let mut previous: Option<&Message> = None;
         for entry in entries {
-            keys.extend(entry.inner_keys());
+            match previous {
+                Some(before) if same_inner_names(before, &entry.message) => {
+                    let before = entry_range(&ends, ends.len() - 1);
+                    keys.extend_from_within(before);
+                }
+                _ => keys.extend(entry.inner_keys()),
+            }
             ends.push(keys.len());
+            previous = Some(&entry.message);
         }
         Self { keys, ends }
     }
@@ -761,6 +789,43 @@ mod tests {
         );
     }
 
+    /// A message takes the keys of the one before it only when its inner
+    /// columns are the same, in the same order: a name of another kind,
+    /// one more or one fewer, or another value of the same name each get
+    /// their own keys.
+    #[test]
+    fn name_keys_are_each_messages_own_keys_whatever_came_before() {
+        let with = |inputs: &[&str], states: &[&str], discrete: &[u16]| {
+            let mut m = message(1, 1000);
+            m.inputs = inputs.iter().map(|n| ((*n).into(), 1.0)).collect();
+            m.states = states
+                .iter()
+                .map(|n| ((*n).into(), StateValue::Flag(true)))
+                .collect();
+            m.discrete_inputs = discrete.iter().map(|&i| (i, 1)).collect();
+            Entry::new(m).unwrap()
+        };
+        let entries = [
+            with(&["a", "b"], &["s"], &[1]),
+            with(&["a", "b"], &["s"], &[1]),
+            with(&["a", "b"], &["s"], &[1, 2]),
+            with(&["a"], &["s"], &[1, 2]),
+            with(&["a"], &["b"], &[1, 2]),
+            with(&["b"], &["a"], &[1, 2]),
+            with(&[], &[], &[]),
+            with(&[], &[], &[]),
+            with(&["a", "b"], &["s"], &[3]),
+        ];
+        let keys = NameKeys::of(&entries);
+        for (index, entry) in entries.iter().enumerate() {
+            let own: Vec<u64> = entry.inner_keys().collect();
+            assert_eq!(keys.of_entry(index), own, "message {index}");
+        }
+        // The first two share keys; the third has one more.
+        assert_eq!(keys.of_entry(0), keys.of_entry(1));
+        assert_ne!(keys.of_entry(4), keys.of_entry(5));
+    }
+
     #[test]
     fn inner_keys_are_the_keys_of_the_storage_names() {
         let mut m = message(1, 1000);
@@ -768,7 +833,7 @@ mod tests {
         m.discrete_outputs = vec![(1, 1)];
         // Names short and long (past the stack buffer the key is spelled in).
         let long = "x".repeat(140);
-        m.inputs = vec![("lls_level_1".into(), 1.0), (long.clone(), 2.0)];
+        m.inputs = vec![("lls_level_1".into(), 1.0), (long.as_str().into(), 2.0)];
         m.states = vec![("ignition".into(), StateValue::Flag(true))];
         let entry = Entry::new(m).unwrap();
         let names = [

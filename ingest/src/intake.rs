@@ -161,6 +161,7 @@ pub fn parse_body_capped(
     // walked the body a byte at a time, a sixth of the parse.
     let ends = memchr::memchr_iter(b'\n', body).chain(std::iter::once(body.len()));
     let mut start = 0;
+    let mut shape = line::Shape::default();
     for (index, end) in ends.enumerate() {
         let raw = &body[start..end];
         start = end + 1;
@@ -168,7 +169,7 @@ pub fn parse_body_capped(
         if line::is_blank(raw) {
             continue;
         }
-        match line::parse_line(raw, rules) {
+        match line::parse_shaped_line(raw, rules, &mut shape) {
             Ok(ok) => parsed.push(ParsedLine {
                 line: index + 1,
                 tracker: ok.tracker,
@@ -205,5 +206,62 @@ mod tests {
         );
         assert!(rejected[0].description.contains("bogus"), "{rejected:?}");
         assert!(rejected[1].description.contains("lat"), "{rejected:?}");
+    }
+
+    /// A line's lists are sized by the line before it (`line::Shape`):
+    /// whatever that line held (more entries, fewer, none, or a refusal
+    /// midway), each line parses exactly as it does alone, and the limit on
+    /// entries holds where a long line came first.
+    #[test]
+    fn each_line_of_a_body_parses_as_it_would_alone_whatever_came_before() {
+        let head = r#""tracker_id":1,"msg_time":"2024-06-01T00:00:00Z""#;
+        let inputs = |n: usize| {
+            let entries: Vec<String> = (0..n).map(|i| format!("\"in{i}\":{i}.5")).collect();
+            format!(
+                "{{{head},\"inputs\":{{{}}},\"states\":{{\"s\":\"x\"}}}}",
+                entries.join(",")
+            )
+        };
+        let lines = [
+            inputs(8),
+            inputs(3),
+            format!("{{{head}}}"),
+            inputs(20),
+            format!("{{{head},\"inputs\":{{\"a\":1,\"a\":2}}}}"),
+            inputs(1),
+            format!(
+                "{{{head},\"discrete_inputs\":{{\"1\":1,\"2\":0}},\"states\":{{\"a\":true,\"b\":1,\"c\":\"t\"}}}}"
+            ),
+            inputs(5),
+            inputs(6),
+        ];
+        let body = lines.join("\n");
+        let rules = LineRules {
+            max_inner_entries: 5,
+            ..LineRules::at(1_717_200_000_000)
+        };
+        let (parsed, rejected) = parse_body(body.as_bytes(), &rules);
+        // Both kinds of line are here: the long ones beyond the limit.
+        assert_eq!((parsed.len(), rejected.len()), (5, 4), "{rejected:?}");
+        let mut parsed = parsed.into_iter();
+        let mut rejected = rejected.into_iter();
+        for (index, text) in lines.iter().enumerate() {
+            match line::parse_line(text.as_bytes(), &rules) {
+                Ok(alone) => {
+                    let got = parsed.next().expect("a parsed line");
+                    assert_eq!((got.line, &got.tracker), (index + 1, &alone.tracker));
+                    assert_eq!(got.message, alone.message, "line {}", index + 1);
+                }
+                Err(alone) => {
+                    let got = rejected.next().expect("a rejected line");
+                    assert_eq!(got.line, index + 1);
+                    assert_eq!(
+                        (got.description, got.limit),
+                        (alone.description, alone.limit)
+                    );
+                }
+            }
+        }
+        assert!(parsed.next().is_none() && rejected.next().is_none());
     }
 }

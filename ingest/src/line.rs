@@ -21,6 +21,7 @@ use std::fmt;
 use schemas::{ErrorCode, GpsFixType, HasCode, Message, MnType, TrackerId};
 use serde::de::DeserializeSeed;
 
+pub(crate) use self::read::Shape;
 use self::read::{Ctx, LineSeed, Member, RawLine, RawScalar};
 use self::time::parse_time_ms;
 
@@ -30,7 +31,7 @@ pub enum TrackerRef {
     /// `tracker_id`: the platform's tracker id.
     Id(i64),
     /// `device_id`: the tracker's IMEI (or other device id), trimmed.
-    DeviceId(String),
+    DeviceId(schemas::Name),
 }
 
 /// A valid line: the tracker it names and its message.
@@ -128,17 +129,45 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
         .all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
-/// Parses and validates one line (without its line feed; a trailing `\r` is allowed).
+/// Parses and validates one line on its own (tests; a body's lines go
+/// through [`parse_shaped_line`]).
+#[cfg(test)]
 pub(crate) fn parse_line(bytes: &[u8], rules: &LineRules) -> Result<ParsedLine, LineError> {
-    let mut ctx = Ctx::new(rules.max_inner_entries);
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let read = LineSeed { ctx: &mut ctx }
-        .deserialize(&mut de)
-        .and_then(|line| de.end().map(|()| line));
+    parse_shaped_line(bytes, rules, &mut Shape::default())
+}
+
+/// Parses and validates one line of a body (without its line feed; a
+/// trailing `\r` is allowed). Its complex members' lists are sized by
+/// `shape`, the previous line's, which this line's then replaces.
+///
+/// A line that is UTF-8 (checked at once, quickly) is read as a `str`:
+/// serde_json then checks no string of it again. Any other line is read
+/// as bytes, as before, so its error names the first bad byte as it did.
+pub(crate) fn parse_shaped_line(
+    bytes: &[u8],
+    rules: &LineRules,
+    shape: &mut Shape,
+) -> Result<ParsedLine, LineError> {
+    let mut ctx = Ctx::new(rules.max_inner_entries, *shape);
+    let read = match std::str::from_utf8(bytes) {
+        Ok(text) => read_line(serde_json::Deserializer::from_str(text), &mut ctx),
+        Err(_) => read_line(serde_json::Deserializer::from_slice(bytes), &mut ctx),
+    };
+    *shape = ctx.shape;
     match read {
         Ok(line) => build(line, rules),
         Err(err) => Err(ctx.into_error(&err)),
     }
+}
+
+/// Reads a line's members with `de`, which must then be at the line's end.
+fn read_line<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    ctx: &mut Ctx,
+) -> Result<RawLine<'de>, serde_json::Error> {
+    let line = LineSeed { ctx }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(line)
 }
 
 impl LineError {
@@ -288,7 +317,7 @@ fn tracker(id: RawScalar<'_>, device_id: RawScalar<'_>) -> Result<TrackerRef, Li
                 if (1..=64).contains(&trimmed.len())
                     && trimmed.bytes().all(|byte| byte.is_ascii_graphic())
                 {
-                    Ok(TrackerRef::DeviceId(trimmed.to_owned()))
+                    Ok(TrackerRef::DeviceId(trimmed.into()))
                 } else {
                     Err(LineError::mismatch(Member::DeviceId, &device_id))
                 }

@@ -28,5 +28,5 @@ pub use error_code::{ErrorCode, HasCode};
 pub use ids::{
     DealerId, IngestTokenId, PlaceId, PlanId, SecurityGroupId, SensorId, TrackerId, UserId, ZoneId,
 };
-pub use message::{FLAG_BITS, GpsFixType, Message, MnType, StateValue, format_number};
+pub use message::{FLAG_BITS, GpsFixType, Message, MnType, Name, StateValue, format_number};
 pub use telemetry::{ClickHouseTable, FileEntry, TelemetrySnapshot, TelemetrySource, TrackerSpan};

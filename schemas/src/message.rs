@@ -68,11 +68,17 @@ macro_rules! spelled {
 spelled!(GpsFixType { Unknown = "UNKNOWN", NoFix = "NO_FIX", HasFix = "HAS_FIX", LastKnownPosition = "LAST_KNOWN_POSITION", });
 spelled!(MnType { Unknown = "UNKNOWN", Gsm = "GSM", Cdma = "CDMA", Wcdma = "WCDMA", Lte = "LTE", Nr = "NR", });
 
+/// An inner value's name (`fuel`, `ignition`) or a state's text: up to 24
+/// bytes held inline, with no allocation of its own (a message carries a
+/// dozen), serialised as a string: the same postcard, so the same content
+/// hash and WAL record, as a `String`.
+pub type Name = compact_str::CompactString;
+
 /// The value of a device state: text, a number or a flag, as reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StateValue {
     /// Text.
-    Text(String),
+    Text(Name),
     /// A number.
     Number(f64),
     /// A flag.
@@ -194,9 +200,9 @@ pub struct Message {
     /// Discrete outputs by number (from 1), value 0 or 1, sorted by number.
     pub discrete_outputs: Vec<(u16, u8)>,
     /// Metering inputs by name, sorted by name.
-    pub inputs: Vec<(String, f64)>,
+    pub inputs: Vec<(Name, f64)>,
     /// Device states by name, sorted by name.
-    pub states: Vec<(String, StateValue)>,
+    pub states: Vec<(Name, StateValue)>,
 }
 
 /// The bits of `flags` addressable as `flags.<name>`.

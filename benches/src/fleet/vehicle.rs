@@ -1,7 +1,7 @@
 //! One simulated vehicle: its state machine (parked, idling, driving) and
 //! the messages its tracker sends.
 
-use schemas::{GpsFixType, Message, MnType, StateValue, TrackerId};
+use schemas::{GpsFixType, Message, MnType, Name, StateValue, TrackerId};
 
 use super::SplitMix64;
 
@@ -406,8 +406,8 @@ impl Vehicle {
         let door = self.door_open_left_s > 0;
         let speed = round_to(self.speed, 1);
 
-        let mut inputs: Vec<(String, f64)> = Vec::with_capacity(12);
-        let mut input = |name: &str, value: f64| inputs.push((name.to_owned(), value));
+        let mut inputs: Vec<(Name, f64)> = Vec::with_capacity(12);
+        let mut input = |name: &str, value: f64| inputs.push((name.into(), value));
         let shake = match self.phase {
             Phase::Parked => 2.0,
             Phase::Idling => 6.0,
@@ -491,12 +491,9 @@ impl Vehicle {
             discrete_outputs: vec![(1, 0), (2, u8::from(self.speed > 85.0))],
             inputs,
             states: vec![
-                ("door".to_owned(), StateValue::Flag(door)),
-                ("ignition".to_owned(), StateValue::Flag(ignition)),
-                (
-                    "mode".to_owned(),
-                    StateValue::Text(self.phase.mode().to_owned()),
-                ),
+                ("door".into(), StateValue::Flag(door)),
+                ("ignition".into(), StateValue::Flag(ignition)),
+                ("mode".into(), StateValue::Text(self.phase.mode().into())),
             ],
         }
     }

@@ -747,7 +747,9 @@ fn intake_text(m: &Message, device: &Device) -> String {
     object(
         &mut out,
         "inputs",
-        m.inputs.iter().map(|(n, v)| (n.clone(), Value::from(*v))),
+        m.inputs
+            .iter()
+            .map(|(n, v)| (n.to_string(), Value::from(*v))),
     );
     object(
         &mut out,
@@ -758,7 +760,7 @@ fn intake_text(m: &Message, device: &Device) -> String {
                 StateValue::Number(n) => Value::from(*n),
                 StateValue::Flag(b) => Value::from(*b),
             };
-            (n.clone(), value)
+            (n.to_string(), value)
         }),
     );
     out.push(b'}');

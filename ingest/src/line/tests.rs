@@ -158,7 +158,7 @@ fn null_means_absent() {
     let inner = ok(&with(
         r#""inputs":{"a":null,"b":1},"states":{"s":null},"discrete_inputs":{"1":null}"#,
     ));
-    assert_eq!(inner.message.inputs, vec![("b".to_owned(), 1.0)]);
+    assert_eq!(inner.message.inputs, vec![("b".into(), 1.0)]);
     assert!(inner.message.states.is_empty() && inner.message.discrete_inputs.is_empty());
 }
 

@@ -235,7 +235,7 @@ proptest! {
     fn state_strings_decode_to_their_text(text in any::<String>(), choices in any::<Vec<u8>>()) {
         let expected = format!("\"{}\"", text.replace('"', "\"\""));
         for json in [
-            StateValue::Text(text.clone()).to_json_text(),
+            StateValue::Text(text.as_str().into()).to_json_text(),
             json_with_random_escapes(&text, &choices),
         ] {
             let cell = one_cell(Cell::StateValue, Arc::new(StringArray::from(vec![json.as_str()])));

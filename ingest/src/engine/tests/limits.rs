@@ -4,13 +4,13 @@
 use arrow::array::Array;
 use prometheus_client::registry::Registry;
 use schemas::columns::InnerKind;
-use schemas::{Message, StateValue, TelemetrySource, TrackerId};
+use schemas::{Message, Name, StateValue, TelemetrySource, TrackerId};
 
 use super::{DAY_MS, NOW_MS, config, rows};
 use crate::{Ingest, IngestConfig, WriteOutcome};
 
 fn with_inputs(tracker: i64, time_ms: i64, names: impl IntoIterator<Item = String>) -> Message {
-    let mut inputs: Vec<(String, f64)> = names.into_iter().map(|n| (n, 1.0)).collect();
+    let mut inputs: Vec<(Name, f64)> = names.into_iter().map(|n| (n.into(), 1.0)).collect();
     inputs.sort_by(|a, b| a.0.cmp(&b.0));
     Message {
         tracker_id: TrackerId(tracker),

@@ -130,7 +130,7 @@ fn arb_style() -> impl Strategy<Value = Style> {
 fn arb_tracker() -> impl Strategy<Value = TrackerRef> {
     prop_oneof![
         (1_i64..=i64::MAX).prop_map(TrackerRef::Id),
-        "[!-~]{1,64}".prop_map(TrackerRef::DeviceId),
+        "[!-~]{1,64}".prop_map(|id: String| TrackerRef::DeviceId(id.into())),
     ]
 }
 
@@ -146,7 +146,7 @@ fn arb_name() -> impl Strategy<Value = String> {
 
 fn arb_state() -> impl Strategy<Value = StateValue> {
     prop_oneof![
-        "\\PC{0,12}".prop_map(StateValue::Text),
+        "\\PC{0,12}".prop_map(|text: String| StateValue::Text(text.into())),
         decimal(-1_000_000_000..=1_000_000_000, 3).prop_map(StateValue::Number),
         any::<bool>().prop_map(StateValue::Flag),
     ]
@@ -195,8 +195,8 @@ prop_compose! {
             mn_type, flags,
             discrete_inputs: discrete_inputs.into_iter().collect(),
             discrete_outputs: discrete_outputs.into_iter().collect(),
-            inputs: inputs.into_iter().collect(),
-            states: states.into_iter().collect(),
+            inputs: inputs.into_iter().map(|(n, v)| (n.into(), v)).collect(),
+            states: states.into_iter().map(|(n, v)| (n.into(), v)).collect(),
         }
     }
 }

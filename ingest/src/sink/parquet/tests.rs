@@ -8,9 +8,7 @@ fn entry(tracker: i64, time_ms: i64, input: Option<(&str, f64)>) -> Entry {
         tracker_id: TrackerId(tracker),
         message_time_ms: time_ms,
         server_time_ms: time_ms + 1,
-        inputs: input
-            .map(|(n, v)| vec![(n.to_owned(), v)])
-            .unwrap_or_default(),
+        inputs: input.map(|(n, v)| vec![(n.into(), v)]).unwrap_or_default(),
         ..Message::default()
     })
     .unwrap()
