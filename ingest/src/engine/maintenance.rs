@@ -58,8 +58,9 @@ pub(super) fn apply(shared: &Shared, rewrite: Rewrite) {
     state.epoch = next;
 }
 
-/// Merges the small files of one day, if a day has enough of them. At most
-/// one merge per call, of at most `compact_max_rows` rows, so each call's work is bounded.
+/// Merges the small files of one day, if a day has enough of them of
+/// about one size ([`choose_merge`]). At most one merge per call, of at most
+/// `compact_max_rows` rows, so each call's work is bounded.
 ///
 /// Files that came out of a merge as more than one file (their columns are
 /// too different to share a file, see the Parquet writer) are left alone
@@ -78,25 +79,17 @@ pub(super) fn compact(shared: &Shared) -> Result<bool> {
             .or_default()
             .push(file);
     }
-    let Some(mut small) = days
-        .into_values()
-        .find(|day| day.len() >= config.compact_min_files)
-    else {
+    let Some(chosen) = days.into_values().find_map(|day| {
+        choose_merge(
+            day,
+            config.compact_min_files,
+            config.compact_max_rows as u64,
+        )
+    }) else {
         return Ok(false);
     };
-    small.sort_by_key(|f| f.id);
-    let mut chosen = Vec::new();
-    let mut rows = 0;
-    for file in small {
-        if !chosen.is_empty() && rows + file.rows > config.compact_max_rows as u64 {
-            break;
-        }
-        rows += file.rows;
-        chosen.push(file.clone());
-    }
-    if chosen.len() < 2 {
-        return Ok(false);
-    }
+    let chosen: Vec<FileEntry> = chosen.into_iter().cloned().collect();
+    let rows: u64 = chosen.iter().map(|f| f.rows).sum();
     let rewrite = shared.sink.rewrite(&chosen, &|_, _| true)?;
     tracing::debug!(
         merged = chosen.len(),
@@ -111,6 +104,37 @@ pub(super) fn compact(shared: &Shared) -> Result<bool> {
     apply(shared, rewrite);
     shared.metrics.compactions.inc();
     Ok(true)
+}
+
+/// The small files of one day to merge, if any: the smallest first, each
+/// next one taken only while it holds at most twice the rows of those
+/// taken before it together, up to `max_rows`; a merge needs `min_files`
+/// of them (and two at least). A file then joins a merge only once the
+/// others hold half its rows or more, so files grow geometrically and a
+/// row is rewritten a few times at most: merging a day's small files
+/// whatever their sizes rewrote its largest again for every few rows that
+/// arrived late (the last day's file, under a stream of late messages,
+/// every few seconds).
+fn choose_merge(
+    mut small: Vec<&FileEntry>,
+    min_files: usize,
+    max_rows: u64,
+) -> Option<Vec<&FileEntry>> {
+    small.sort_by_key(|f| (f.rows, f.id));
+    let mut chosen: Vec<&FileEntry> = Vec::new();
+    let mut rows = 0;
+    for file in small {
+        if !chosen.is_empty() && (file.rows > 2 * rows || rows + file.rows > max_rows) {
+            break;
+        }
+        rows += file.rows;
+        chosen.push(file);
+    }
+    if chosen.len() < min_files.max(2) {
+        return None;
+    }
+    chosen.sort_by_key(|f| f.id);
+    Some(chosen)
 }
 
 /// Drops rows older than their tracker's cutoff (the plan's store period):
@@ -188,4 +212,113 @@ fn rewrite_retained(
     );
     apply(shared, rewrite);
     Ok(dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(id: u64, rows: u64) -> FileEntry {
+        FileEntry {
+            id,
+            path: PathBuf::from(format!("day=2024-06-01/f{id:012}.parquet")),
+            tracker_min: 1,
+            tracker_max: 1,
+            message_time_min_ms: 0,
+            message_time_max_ms: 0,
+            server_time_min_ms: 0,
+            server_time_max_ms: 0,
+            rows,
+            bytes: rows * 50,
+            inner_columns: Vec::new().into(),
+            trackers: Vec::new().into(),
+        }
+    }
+
+    fn files(rows: &[u64]) -> Vec<FileEntry> {
+        rows.iter()
+            .enumerate()
+            .map(|(id, &rows)| file(id as u64, rows))
+            .collect()
+    }
+
+    /// The ids `choose_merge` picks among files of these sizes (ids in order).
+    fn chosen(rows: &[u64], max_rows: u64) -> Option<Vec<u64>> {
+        let all = files(rows);
+        choose_merge(all.iter().collect(), 4, max_rows)
+            .map(|chosen| chosen.iter().map(|f| f.id).collect())
+    }
+
+    #[test]
+    fn a_merge_takes_files_of_about_one_size_smallest_first() {
+        // Files of about one size: all of them.
+        assert_eq!(chosen(&[100, 100, 100, 100], 1_000), Some(vec![0, 1, 2, 3]));
+        assert_eq!(
+            chosen(&[2_600, 2_500, 2_900, 2_700], 1_000_000),
+            Some(vec![0, 1, 2, 3])
+        );
+        // One more than twice the others together stays.
+        assert_eq!(
+            chosen(&[1_000, 1_000, 8_001, 1_000, 1_000], 1_000_000),
+            Some(vec![0, 1, 3, 4])
+        );
+        assert_eq!(
+            chosen(&[1_000, 1_000, 8_000, 1_000, 1_000], 1_000_000),
+            Some(vec![0, 1, 2, 3, 4])
+        );
+        // A day's large file is not rewritten for three late ones...
+        assert_eq!(chosen(&[200_000, 3_000, 3_000, 3_000], 1_000_000), None);
+        // ...the fourth merges the small ones alone...
+        assert_eq!(
+            chosen(&[200_000, 3_000, 3_000, 3_000, 3_000], 1_000_000),
+            Some(vec![1, 2, 3, 4])
+        );
+        // ...and a file joins once the others hold half its rows.
+        assert_eq!(
+            chosen(&[12_000, 3_000, 3_000, 3_000, 3_000, 200_000], 1_000_000),
+            Some(vec![0, 1, 2, 3, 4])
+        );
+        // Never past the most rows of one merge.
+        assert_eq!(chosen(&[100, 100, 100, 100, 100], 350), None);
+        assert_eq!(
+            chosen(&[100, 100, 100, 100, 100], 400),
+            Some(vec![0, 1, 2, 3])
+        );
+        // Fewer than the minimum: none.
+        assert_eq!(chosen(&[100, 100, 100], 1_000), None);
+    }
+
+    /// Late rows arriving a few at a time cost each row a few rewrites,
+    /// not one per merge: the rows rewritten stay within a small multiple
+    /// (the doubling's logarithm) of the rows that arrived.
+    #[test]
+    fn rows_arriving_in_small_files_are_rewritten_a_few_times_at_most() {
+        let (mut day, mut arrived, mut rewritten, mut next_id) = (files(&[200_000]), 0, 0, 1);
+        let mut most_files = 0;
+        for round in 0..400 {
+            // Late files of 2,000 to 2,999 rows, no two alike in a row.
+            let rows = 2_000 + (round * 379) % 1_000;
+            day.push(file(next_id, rows));
+            next_id += 1;
+            arrived += rows;
+            let small: Vec<&FileEntry> = day.iter().filter(|f| f.rows < 256 * 1024).collect();
+            if let Some(merge) = choose_merge(small, 4, 2_000_000) {
+                let ids: Vec<u64> = merge.iter().map(|f| f.id).collect();
+                let rows: u64 = merge.iter().map(|f| f.rows).sum();
+                rewritten += rows;
+                day.retain(|f| !ids.contains(&f.id));
+                day.push(file(next_id, rows));
+                next_id += 1;
+            }
+            most_files = most_files.max(day.len());
+        }
+        // Merging any four small files of the day rewrote the large one
+        // every third file: 44 times the rows that arrived (about 4 now),
+        // and the day never holds more than a few files.
+        assert!(
+            rewritten <= 10 * arrived,
+            "{rewritten} rows rewritten for {arrived}"
+        );
+        assert!(most_files <= 16, "{most_files} files at once");
+    }
 }
