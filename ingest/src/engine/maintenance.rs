@@ -290,7 +290,7 @@ mod tests {
 
     /// Late rows arriving a few at a time cost each row a few rewrites,
     /// not one per merge: the rows rewritten stay within a small multiple
-    /// (the doubling's logarithm) of the rows that arrived.
+    /// (the logarithm of the files' growth) of the rows that arrived.
     #[test]
     fn rows_arriving_in_small_files_are_rewritten_a_few_times_at_most() {
         let (mut day, mut arrived, mut rewritten, mut next_id) = (files(&[200_000]), 0, 0, 1);
