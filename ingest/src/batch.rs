@@ -93,29 +93,32 @@ impl Entry {
     /// The keys ([`name_key`]) of its inner columns' storage names, hashed
     /// without building the names.
     pub(crate) fn inner_keys(&self) -> impl Iterator<Item = u64> + '_ {
-        let m = &self.message;
-        let discrete = |kind: InnerKind| {
-            move |(index, _): &(u16, u8)| inner_key(kind, itoa::Buffer::new().format(*index))
-        };
-        m.discrete_inputs
-            .iter()
-            .map(discrete(InnerKind::DiscreteInputs))
-            .chain(
-                m.discrete_outputs
-                    .iter()
-                    .map(discrete(InnerKind::DiscreteOutputs)),
-            )
-            .chain(
-                m.inputs
-                    .iter()
-                    .map(|(name, _)| inner_key(InnerKind::Inputs, name)),
-            )
-            .chain(
-                m.states
-                    .iter()
-                    .map(|(name, _)| inner_key(InnerKind::States, name)),
-            )
+        inner_refs(&self.message).map(|inner| inner.key())
     }
+}
+
+/// A message's inner columns, in the order of [`Entry::inner_keys`]:
+/// discrete inputs, discrete outputs, inputs, states.
+fn inner_refs(m: &Message) -> impl Iterator<Item = InnerRef<'_>> {
+    let discrete = |kind: InnerKind| move |(index, _): &(u16, u8)| InnerRef::Discrete(kind, *index);
+    m.discrete_inputs
+        .iter()
+        .map(discrete(InnerKind::DiscreteInputs))
+        .chain(
+            m.discrete_outputs
+                .iter()
+                .map(discrete(InnerKind::DiscreteOutputs)),
+        )
+        .chain(
+            m.inputs
+                .iter()
+                .map(|(name, _)| InnerRef::Named(InnerKind::Inputs, name)),
+        )
+        .chain(
+            m.states
+                .iter()
+                .map(|(name, _)| InnerRef::Named(InnerKind::States, name)),
+        )
 }
 
 /// The WAL encodings of a write's entries, side by side, made where the
@@ -319,18 +322,7 @@ fn placed_record_batches(
 /// Whether two messages have the same inner columns, in the same order
 /// (so the same [`Entry::inner_keys`]).
 fn same_inner_names(a: &Message, b: &Message) -> bool {
-    let indices =
-        |x: &[(u16, u8)], y: &[(u16, u8)]| x.iter().map(|e| e.0).eq(y.iter().map(|e| e.0));
-    indices(&a.discrete_inputs, &b.discrete_inputs)
-        && indices(&a.discrete_outputs, &b.discrete_outputs)
-        && a.inputs
-            .iter()
-            .map(|e| &e.0)
-            .eq(b.inputs.iter().map(|e| &e.0))
-        && a.states
-            .iter()
-            .map(|e| &e.0)
-            .eq(b.states.iter().map(|e| &e.0))
+    inner_refs(a).eq(inner_refs(b))
 }
 
 /// Every entry's [`Entry::inner_keys`], one after the other, computed once
@@ -613,6 +605,14 @@ enum InnerRef<'m> {
 }
 
 impl InnerRef<'_> {
+    /// The key ([`name_key`]) of its storage name, without building it.
+    fn key(&self) -> u64 {
+        match self {
+            Self::Discrete(kind, index) => inner_key(*kind, itoa::Buffer::new().format(*index)),
+            Self::Named(kind, name) => inner_key(*kind, name),
+        }
+    }
+
     /// Its storage name (`inputs.fuel`, `discrete_inputs.2`).
     fn storage_name(&self) -> String {
         match self {
