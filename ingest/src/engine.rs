@@ -24,7 +24,7 @@ use crate::metrics::IngestMetrics;
 use crate::sink::Sink;
 use crate::sink::clickhouse::{ClickHouseConfig, ClickHouseSink};
 use crate::sink::parquet::{ParquetConfig, ParquetSink};
-use crate::wal::{Wal, WalConfig};
+use crate::wal::{Released, Wal, WalConfig};
 use crate::{Error, Result};
 
 /// Settings of the ingest engine.
@@ -161,7 +161,10 @@ pub(crate) struct Shared {
     pub(crate) sink: Arc<dyn Sink>,
     pub(crate) metrics: IngestMetrics,
     pub(crate) state: RwLock<State>,
-    pub(crate) dedup: Mutex<DedupIndex>,
+    /// A `parking_lot` mutex: the flusher hands it over fairly between
+    /// chunks of a flush's keys ([`parking_lot::MutexGuard::unlock_fair`]),
+    /// so a waiting writer gets it between two chunks.
+    pub(crate) dedup: parking_lot::Mutex<DedupIndex>,
     pub(crate) retention: Mutex<Retention>,
     /// Files a merge could not make into one; compaction leaves them alone.
     pub(crate) unmergeable: Mutex<HashSet<u64>>,
@@ -254,7 +257,7 @@ impl Shared {
     /// (partitions the index lacks, and those its late or retransmitted
     /// messages need complete), if anything.
     fn needs(&self, keys: &[(PartitionKey, i64, u64)]) -> Option<Needs> {
-        let dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let dedup = self.dedup.lock();
         let mut needs = Needs::default();
         for &(partition, time, hash) in keys {
             dedup.note_needs(partition, time, hash, &mut needs);
@@ -316,8 +319,12 @@ pub(crate) enum Command {
     Rotate {
         reply: crossbeam_channel::Sender<Result<(u64, usize)>>,
     },
-    /// Delete WAL segments up to this one (their rows are in Parquet).
-    Truncate { through: u64 },
+    /// Stop tracking the WAL segments up to this one (their rows are in
+    /// the sink) and answer them, for the flusher to delete.
+    Release {
+        through: u64,
+        reply: crossbeam_channel::Sender<Released>,
+    },
 }
 
 /// The ingest engine. [`Ingest::write`] returns once messages are durable and visible.
@@ -392,7 +399,7 @@ impl Ingest {
                 files: files.clone(),
                 ..State::default()
             }),
-            dedup: Mutex::new(DedupIndex::new(
+            dedup: parking_lot::Mutex::new(DedupIndex::new(
                 config.dedup_max_entries,
                 sink.watermarks(&files),
                 i64::try_from(config.dedup_recent.as_millis()).unwrap_or(i64::MAX),
@@ -747,7 +754,7 @@ impl Shared {
         if recovered.rows == 0 {
             return Ok(());
         }
-        let mut dedup = self.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut dedup = self.dedup.lock();
         let files = self.read().files.clone();
         for (partition, (keys, names)) in recovered.partitions {
             let stored = self.sink.inner_names(&files, partition.0, partition.1)?;

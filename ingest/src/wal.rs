@@ -6,7 +6,8 @@
 //! `sync` returns, every record appended before it is on disk (group commit
 //! is the caller's loop). [`rotate`](Wal::rotate) seals the current segment;
 //! once the records of sealed segments are persisted elsewhere,
-//! [`remove_through`](Wal::remove_through) deletes them. [`Wal::open`]
+//! [`release_through`](Wal::release_through) hands them over for another
+//! thread to delete ([`Released::delete`]). [`Wal::open`]
 //! replays the segments that are not yet persisted elsewhere.
 //!
 //! # On-disk format (version 1)
@@ -109,7 +110,7 @@ pub(crate) struct Wal {
     segment_bytes: u64,
     /// The segment being appended to.
     current: SegmentWriter,
-    /// Complete segments, recovered or rotated, awaiting `remove_through`.
+    /// Complete segments, recovered or rotated, awaiting `release_through`.
     sealed: BTreeSet<u64>,
     bytes_written: u64,
     /// Set when a write, sync or roll-over failed (with when to try again and
@@ -143,7 +144,7 @@ impl Wal {
     /// in order, to `replay(segment_seq, payload)`; an error from `replay`
     /// stops the open and is returned wrapped in [`WalError::Replay`]. The
     /// recovered segments stay on disk, sealed, until
-    /// [`remove_through`](Self::remove_through) deletes them; appends go to a
+    /// [`release_through`](Self::release_through) hands them over; appends go to a
     /// new segment numbered `max(highest existing, after_segment) + 1`.
     pub(crate) fn open(
         config: WalConfig,
@@ -258,27 +259,20 @@ impl Wal {
         self.current.seq()
     }
 
-    /// Deletes the sealed segments numbered `<= seq`, whose records are
-    /// persisted elsewhere; never the current one. Returns how many were
-    /// removed.
-    pub(crate) fn remove_through(&mut self, seq: u64) -> Result<usize> {
-        let doomed: Vec<u64> = self.sealed.range(..=seq).copied().collect();
-        let mut removed = 0;
-        let mut outcome = Ok(());
-        for sealed in doomed {
-            if let Err(err) = remove_file(&segment::path(&self.dir, sealed), sealed) {
-                outcome = Err(err);
-                break;
-            }
-            self.sealed.remove(&sealed);
-            removed += 1;
+    /// Stops tracking the sealed segments numbered `<= seq`, whose records
+    /// are persisted elsewhere (never the current one), and answers them for
+    /// [`Released::delete`]. Deleting a file and syncing the directory wait
+    /// for the file system's journal, tens of ms while Parquet files are
+    /// written: that is left to a thread no acknowledgement waits for.
+    pub(crate) fn release_through(&mut self, seq: u64) -> Released {
+        let later = match seq.checked_add(1) {
+            Some(next) => self.sealed.split_off(&next),
+            None => BTreeSet::new(),
+        };
+        Released {
+            dir: self.dir.clone(),
+            segments: std::mem::replace(&mut self.sealed, later),
         }
-        // Sync what was removed even after a failure, so that a crash cannot
-        // resurrect those files (harmless, but they would be replayed).
-        if removed > 0 {
-            segment::sync_dir(&self.dir)?;
-        }
-        outcome.map(|()| removed)
     }
 
     /// Bytes of records (headers included) appended since open.
@@ -392,6 +386,45 @@ fn create_dir(dir: &Path) -> Result<()> {
     match dir.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => segment::sync_dir(parent),
         _ => Ok(()),
+    }
+}
+
+/// Sealed segments the log no longer tracks ([`Wal::release_through`]),
+/// to be deleted. Files left behind by a crash before [`Released::delete`]
+/// are deleted by the next [`Wal::open`]: they are numbered at or below
+/// the segment persisted elsewhere.
+#[derive(Debug)]
+pub(crate) struct Released {
+    dir: PathBuf,
+    segments: BTreeSet<u64>,
+}
+
+impl Released {
+    /// Deletes the segments' files, then syncs the directory so that a
+    /// crash cannot bring them back (that would be harmless: they would be
+    /// replayed and found duplicates). After a failure the segments not
+    /// deleted stay, for the next call. Answers how many were deleted.
+    pub(crate) fn delete(&mut self) -> Result<usize> {
+        let mut removed = 0;
+        let mut outcome = Ok(());
+        while let Some(&seq) = self.segments.first() {
+            if let Err(err) = remove_file(&segment::path(&self.dir, seq), seq) {
+                outcome = Err(err);
+                break;
+            }
+            self.segments.remove(&seq);
+            removed += 1;
+        }
+        // Synced even after a failure, for those removed.
+        if removed > 0 {
+            segment::sync_dir(&self.dir)?;
+        }
+        outcome.map(|()| removed)
+    }
+
+    /// Takes on `later`'s segments too (a failed deletion is tried again with the next).
+    pub(crate) fn absorb(&mut self, later: Self) {
+        self.segments.extend(later.segments);
     }
 }
 

@@ -1,4 +1,5 @@
-//! The flusher thread: memtable to the sink (Parquet files or ClickHouse), then WAL truncation.
+//! The flusher thread: memtable to the sink (Parquet files or ClickHouse),
+//! then the WAL segments that held it deleted.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -6,6 +7,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::{Command, Shared};
+use crate::wal::Released;
 use crate::{Error, Result};
 
 /// Requests to the flusher.
@@ -26,6 +28,8 @@ const FLUSHED_KEYS_PER_LOCK: usize = 16 * 1024;
 pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Receiver<Request>) {
     let mut last_flush = Instant::now();
     let mut last_retention = Instant::now();
+    // WAL segments whose deletion failed, tried again after the next flush.
+    let mut released = None;
     loop {
         upkeep(&shared, &mut last_retention);
         let request = match requests.recv_timeout(TICK) {
@@ -55,7 +59,7 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
         if request.is_none() && !due {
             continue;
         }
-        let outcome = flush_once(&shared, &commands);
+        let outcome = flush_once(&shared, &commands, &mut released);
         last_flush = Instant::now();
         if let Err(e) = &outcome {
             shared.metrics.flush_errors.inc();
@@ -88,8 +92,12 @@ fn upkeep(shared: &Shared, last_retention: &mut Instant) {
 }
 
 /// Seals the WAL segment, writes the memtable's batches up to it to Parquet,
-/// swaps them for the new files, and lets the writer delete the segments.
-fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
+/// swaps them for the new files, and deletes the segments.
+fn flush_once(
+    shared: &Shared,
+    commands: &Sender<Command>,
+    released: &mut Option<Released>,
+) -> Result<()> {
     let (reply, sealed) = crossbeam_channel::bounded(1);
     commands
         .send(Command::Rotate { reply })
@@ -138,11 +146,12 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
             while end < flushed.len() && flushed[end].0 == flushed[end - 1].0 {
                 end += 1;
             }
-            shared
-                .dedup
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .flushed(&flushed[start..end]);
+            let mut dedup = shared.dedup.lock();
+            dedup.flushed(&flushed[start..end]);
+            // A waiting writer or intake task takes the index next: with an
+            // unfair unlock this loop can take it back at once, chunk after
+            // chunk, while they wait.
+            parking_lot::MutexGuard::unlock_fair(dedup);
             start = end;
         }
         shared.metrics.flushes.inc();
@@ -155,6 +164,31 @@ fn flush_once(shared: &Shared, commands: &Sender<Command>) -> Result<()> {
         );
     }
     // Segments up to the sealed one are in the sink (or held nothing).
-    let _ = commands.send(Command::Truncate { through: segment });
+    release_segments(commands, segment, released);
     Ok(())
+}
+
+/// Has the writer release the WAL segments through `through` and deletes
+/// them here, with those an earlier failure left: deleting waits for the
+/// file system's journal (50-80 ms under load, measured), which the writer,
+/// and every write queued behind it, waited for when it deleted them.
+fn release_segments(commands: &Sender<Command>, through: u64, pending: &mut Option<Released>) {
+    let (reply, answer) = crossbeam_channel::bounded(1);
+    if commands.send(Command::Release { through, reply }).is_ok()
+        && let Ok(more) = answer.recv()
+    {
+        match pending {
+            Some(earlier) => earlier.absorb(more),
+            None => *pending = Some(more),
+        }
+    }
+    let Some(segments) = pending.as_mut() else {
+        return;
+    };
+    match segments.delete() {
+        Ok(_) => *pending = None,
+        Err(e) => {
+            tracing::warn!(error = %e, "removing flushed WAL segments failed; retried after the next flush");
+        }
+    }
 }

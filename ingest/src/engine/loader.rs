@@ -49,7 +49,7 @@ fn load(shared: &Shared, needs: Needs) {
         mut complete,
     } = needs;
     let generation = {
-        let dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let dedup = shared.dedup.lock();
         // An earlier round (or the writer) may have read some already.
         complete.retain(|&p| !dedup.is_complete(p));
         partitions.retain(|&p| complete.contains(&p) || !dedup.is_loaded(p));
@@ -65,11 +65,7 @@ fn load(shared: &Shared, needs: Needs) {
             return;
         }
     };
-    let installed = shared
-        .dedup
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .install(generation, loaded);
+    let installed = shared.dedup.lock().install(generation, loaded);
     if !installed {
         shared
             .metrics

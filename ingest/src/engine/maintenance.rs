@@ -152,7 +152,7 @@ pub(super) fn retain(shared: &Shared, cutoffs: &BTreeMap<i64, i64>) -> Result<u6
         }
         None => rewrite_expired(shared, cutoffs)?,
     };
-    let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+    let mut dedup = shared.dedup.lock();
     dedup.retain(|(tracker, day)| {
         cutoffs
             .get(tracker)

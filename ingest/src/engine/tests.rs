@@ -611,7 +611,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
             .needs(&[late.dedup_key()])
             .expect("a late message needs its partition");
         // As the loader reads: the generation, then the files.
-        let generation = ingest.shared.dedup.lock().unwrap().generation();
+        let generation = ingest.shared.dedup.lock().generation();
         let stale = ingest
             .shared
             .read_partitions(&needs.partitions, &needs.complete)
@@ -626,7 +626,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
     {
-        let mut dedup = ingest.shared.dedup.lock().unwrap();
+        let mut dedup = ingest.shared.dedup.lock();
         assert!(
             !dedup.install(generation, stale.clone()),
             "a flush came between"
@@ -648,12 +648,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let (ingest, generation, stale, flushed) = overtaken(dir.path(), at).await;
     let writer_loads = ingest.shared.metrics.dedup_writer_loads.get();
-    let installed = ingest
-        .shared
-        .dedup
-        .lock()
-        .unwrap()
-        .install(generation, stale);
+    let installed = ingest.shared.dedup.lock().install(generation, stale);
     assert!(!installed);
     let retransmitted = ingest.write(vec![flushed]).await.unwrap();
     assert_eq!((retransmitted.accepted, retransmitted.duplicates), (0, 1));

@@ -110,10 +110,8 @@ fn control(shared: &Shared, wal: &mut Wal, command: Command) {
                 .map(|segment| (segment, shared.read().unflushed.len()));
             let _ = reply.send(sealed);
         }
-        Command::Truncate { through } => {
-            if let Err(e) = wal.remove_through(through) {
-                tracing::warn!(error = %e, through, "removing flushed WAL segments failed; retried at the next flush");
-            }
+        Command::Release { through, reply } => {
+            let _ = reply.send(wal.release_through(through));
         }
         Command::Write { .. } => {}
     }
@@ -138,7 +136,7 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<Pending>) {
         }
         Err(e) => {
             // Nothing of this group is acknowledged; its keys must not block a retry.
-            let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+            let mut dedup = shared.dedup.lock();
             for (partition, time, hash) in recorded {
                 dedup.remove(partition, time, hash);
             }
@@ -213,7 +211,7 @@ fn store(
     // Each write with the indices of the messages it keeps.
     let mut kept: Vec<(Prepared, Vec<usize>)> = Vec::with_capacity(writes.len());
     {
-        let mut dedup = shared.dedup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut dedup = shared.dedup.lock();
         let (touched, settled) = load_needed(shared, &mut dedup, &writes)?;
         let mut settled = settled.into_iter();
         let limit = shared.config.max_inner_names_per_day;

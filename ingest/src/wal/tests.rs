@@ -194,7 +194,7 @@ fn open_numbers_past_after_segment_and_cleans_the_directory() {
 }
 
 #[test]
-fn remove_through_never_removes_the_current_segment() {
+fn release_through_never_releases_the_current_segment() {
     let dir = tempfile::tempdir().unwrap();
     let (mut wal, _, _) = open(dir.path(), 0).unwrap();
     wal.append(b"one").unwrap();
@@ -204,10 +204,10 @@ fn remove_through_never_removes_the_current_segment() {
     wal.append(b"three").unwrap();
     assert_eq!(wal.current_segment(), 3);
 
-    assert_eq!(wal.remove_through(0).unwrap(), 0);
-    assert_eq!(wal.remove_through(u64::MAX).unwrap(), 2);
+    assert_eq!(wal.release_through(0).delete().unwrap(), 0);
+    assert_eq!(wal.release_through(u64::MAX).delete().unwrap(), 2);
     assert_eq!(segment_files(dir.path()), vec![3]);
-    assert_eq!(wal.remove_through(u64::MAX).unwrap(), 0);
+    assert_eq!(wal.release_through(u64::MAX).delete().unwrap(), 0);
     wal.append(b"four").unwrap();
     wal.sync().unwrap();
     drop(wal);
@@ -218,11 +218,52 @@ fn remove_through_never_removes_the_current_segment() {
         vec![(3, b"three".to_vec()), (3, b"four".to_vec())]
     );
     assert_eq!(
-        wal.remove_through(3).unwrap(),
+        wal.release_through(3).delete().unwrap(),
         1,
         "recovered segments are sealed"
     );
     assert_eq!(segment_files(dir.path()), vec![4]);
+}
+
+#[test]
+fn a_failed_deletion_of_released_segments_is_finished_by_a_later_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    for payload in [b"one", b"two"] {
+        wal.append(payload).unwrap();
+        wal.rotate().unwrap();
+    }
+    let mut released = wal.release_through(1);
+    // Segment 1 cannot be removed while a directory stands in its place.
+    let one = segment::path(dir.path(), 1);
+    fs::remove_file(&one).unwrap();
+    fs::create_dir(&one).unwrap();
+    fs::write(one.join("keep"), b"x").unwrap();
+    assert!(released.delete().is_err());
+    assert_eq!(segment_files(dir.path()), vec![1, 2, 3]);
+
+    released.absorb(wal.release_through(2));
+    fs::remove_dir_all(&one).unwrap();
+    assert_eq!(released.delete().unwrap(), 2, "segment 1 (gone) and segment 2");
+    assert_eq!(segment_files(dir.path()), vec![3]);
+    assert_eq!(released.delete().unwrap(), 0);
+}
+
+#[test]
+fn segments_released_but_not_deleted_before_a_crash_are_deleted_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    wal.append(b"persisted").unwrap();
+    assert_eq!(wal.rotate().unwrap(), 1);
+    wal.append(b"not yet").unwrap();
+    wal.sync().unwrap();
+    let released = wal.release_through(1);
+    drop((wal, released));
+
+    // The sink had persisted segment 1: open is told so, and replays only 2.
+    let (_, replayed, _) = open(dir.path(), 1).unwrap();
+    assert_eq!(replayed, vec![(2, b"not yet".to_vec())]);
+    assert_eq!(segment_files(dir.path()), vec![2, 3]);
 }
 
 #[test]
