@@ -7,8 +7,10 @@
 //! waiting as one round and reads the union in one pass per file, as the
 //! writer did for a group: each request reading its own partitions would
 //! decode the same row groups once per request. It installs what it read
-//! unless keys left the index meanwhile (see [`DedupIndex::install`]);
-//! whatever it could not install, or failed to read, the writer reads.
+//! unless keys left the index meanwhile (see [`DedupIndex::install`]),
+//! and then reads again (a flush ends between two reads: two or three
+//! reads are enough); whatever it still could not install, or failed to
+//! read, the writer reads, holding up every write behind it.
 //!
 //! [`DedupIndex::install`]: crate::dedup::DedupIndex::install
 
@@ -42,11 +44,27 @@ pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
     }
 }
 
+/// Reads of one round: a read that keys leaving the index (a flush)
+/// made stale is read again, this many times in all at most; past them
+/// the writer reads what is still missing.
+const READS_PER_ROUND: usize = 3;
+
 /// Reads and installs what the index still lacks of `needs`.
-fn load(shared: &Shared, needs: Needs) {
+fn load(shared: &Shared, mut needs: Needs) {
+    for _ in 0..READS_PER_ROUND {
+        if load_once(shared, &mut needs) {
+            return;
+        }
+    }
+}
+
+/// One read of what the index still lacks of `needs` (which keeps only
+/// that); whether nothing is left to read (installed, or nothing to read,
+/// or a failed read the writer will redo).
+fn load_once(shared: &Shared, needs: &mut Needs) -> bool {
     let Needs {
-        mut partitions,
-        mut complete,
+        partitions,
+        complete,
     } = needs;
     let generation = {
         let dedup = shared.dedup.lock();
@@ -56,20 +74,23 @@ fn load(shared: &Shared, needs: Needs) {
         dedup.generation()
     };
     if partitions.is_empty() {
-        return;
+        return true;
     }
-    let loaded = match shared.read_partitions(&partitions, &complete) {
+    let loaded = match shared.read_partitions(partitions, complete) {
         Ok(loaded) => loaded,
         Err(e) => {
             tracing::debug!(error = %e, "reading partitions ahead of writes failed; the writer reads them");
-            return;
+            return true;
         }
     };
     let installed = shared.dedup.lock().install(generation, loaded);
     if !installed {
+        // A flush moved keys out of the index while this read: what was
+        // read may lack its rows. Read again, at the new generation.
         shared
             .metrics
             .dedup_prefetch_discarded
             .inc_by(partitions.len() as u64);
     }
+    installed
 }

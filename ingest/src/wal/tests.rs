@@ -244,7 +244,11 @@ fn a_failed_deletion_of_released_segments_is_finished_by_a_later_one() {
 
     released.absorb(wal.release_through(2));
     fs::remove_dir_all(&one).unwrap();
-    assert_eq!(released.delete().unwrap(), 2, "segment 1 (gone) and segment 2");
+    assert_eq!(
+        released.delete().unwrap(),
+        2,
+        "segment 1 (gone) and segment 2"
+    );
     assert_eq!(segment_files(dir.path()), vec![3]);
     assert_eq!(released.delete().unwrap(), 0);
 }
