@@ -54,7 +54,9 @@ impl LivePoint {
 /// A tracker's recent points, oldest first; never empty.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackerTrail {
-    /// Points by message time, oldest first; the last is the newest position.
+    /// Points by message time, oldest first; the last is the newest
+    /// position. Only the newest has its speed and heading (what a live
+    /// view shows of where the tracker is); the others have neither.
     pub points: Vec<LivePoint>,
     /// The newest server time of any message recorded for the tracker (ms
     /// since the epoch), whatever its message time: when it was last heard of.
@@ -68,40 +70,32 @@ impl TrackerTrail {
     }
 }
 
-/// A point as a ring keeps it: 32 bytes where a [`LivePoint`] takes 64
-/// (10,000 trackers of 1,000 points: 320 MB, not 640). Coordinates in units
-/// of 1e-7 degree (about a centimetre, what Teltonika devices send), speed
-/// in thousandths of a km/h; what a live view shows is rounded to those.
+/// A point as a ring keeps it: 24 bytes where a [`LivePoint`] takes 64
+/// (10,000 trackers of 1,000 points: 240 MB, not 640). Coordinates in
+/// units of 1e-7 degree (about a centimetre, what Teltonika devices send);
+/// what a live view shows is rounded to that. Speed and heading are kept
+/// for the ring's newest point only ([`Motion`]).
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     message_time_ms: i64,
     server_time_ms: i64,
     lat: i32,
     lng: i32,
-    /// `u32::MAX`: unknown.
-    speed: u32,
-    /// `i32::MIN`: unknown.
-    heading: i32,
 }
 
 /// Units of [`Kept`]'s coordinates per degree.
 const PER_DEGREE: f64 = 1e7;
-/// Units of [`Kept`]'s speed per km/h.
+/// Units of [`Motion`]'s speed per km/h.
 const PER_KMH: f64 = 1e3;
 
 impl Kept {
     fn of(point: &LivePoint) -> Self {
-        // `as` saturates: a position is within ±180 degrees (±1.8e9 units),
-        // a speed beyond 4.29 M km/h is kept as that.
+        // `as` saturates: a position is within ±180 degrees (±1.8e9 units).
         Self {
             message_time_ms: point.message_time_ms,
             server_time_ms: point.server_time_ms,
             lat: (point.lat * PER_DEGREE).round() as i32,
             lng: (point.lng * PER_DEGREE).round() as i32,
-            speed: point.speed.map_or(u32::MAX, |s| {
-                ((s.max(0.0) * PER_KMH).round() as u32).min(u32::MAX - 1)
-            }),
-            heading: point.heading.unwrap_or(i32::MIN),
         }
     }
 
@@ -111,9 +105,45 @@ impl Kept {
             server_time_ms: self.server_time_ms,
             lat: f64::from(self.lat) / PER_DEGREE,
             lng: f64::from(self.lng) / PER_DEGREE,
-            speed: (self.speed != u32::MAX).then(|| f64::from(self.speed) / PER_KMH),
-            heading: (self.heading != i32::MIN).then_some(self.heading),
+            speed: None,
+            heading: None,
         }
+    }
+}
+
+/// Speed and heading of a ring's newest point: speed in thousandths of a
+/// km/h, shown rounded to that.
+#[derive(Debug, Clone, Copy)]
+struct Motion {
+    /// `u32::MAX`: unknown.
+    speed: u32,
+    /// `i32::MIN`: unknown.
+    heading: i32,
+}
+
+impl Default for Motion {
+    fn default() -> Self {
+        Self {
+            speed: u32::MAX,
+            heading: i32::MIN,
+        }
+    }
+}
+
+impl Motion {
+    fn of(point: &LivePoint) -> Self {
+        // `as` saturates: a speed beyond 4.29 M km/h is kept as that.
+        Self {
+            speed: point.speed.map_or(u32::MAX, |s| {
+                ((s.max(0.0) * PER_KMH).round() as u32).min(u32::MAX - 1)
+            }),
+            heading: point.heading.unwrap_or(i32::MIN),
+        }
+    }
+
+    fn apply(self, point: &mut LivePoint) {
+        point.speed = (self.speed != u32::MAX).then(|| f64::from(self.speed) / PER_KMH);
+        point.heading = (self.heading != i32::MIN).then_some(self.heading);
     }
 }
 
@@ -122,6 +152,8 @@ impl Kept {
 struct Ring {
     /// Sorted by message time, at most one point per message time.
     points: VecDeque<Kept>,
+    /// Of the newest point.
+    motion: Motion,
     last_server_time_ms: i64,
 }
 
@@ -129,8 +161,16 @@ impl Ring {
     /// Puts `point` in its place; answers how many points the ring gained (0 or 1).
     fn insert(&mut self, point: LivePoint, capacity: usize) -> usize {
         self.last_server_time_ms = self.last_server_time_ms.max(point.server_time_ms);
-        let point = Kept::of(&point);
         let t = point.message_time_ms;
+        if self
+            .points
+            .back()
+            .is_none_or(|last| last.message_time_ms <= t)
+        {
+            // The newest, or a later write of it: never dropped below.
+            self.motion = Motion::of(&point);
+        }
+        let point = Kept::of(&point);
         let at = match self.points.back() {
             Some(last) if last.message_time_ms < t => self.points.len(),
             None => 0,
@@ -149,6 +189,12 @@ impl Ring {
             self.points.insert(at - 1, point);
             return 0;
         }
+        if self.points.len() == self.points.capacity() {
+            // Doubling, but never past the ring's size: 1,000 points take
+            // room for 1,000, not 1,024.
+            let grown = (self.points.len() * 2).max(4).min(capacity);
+            self.points.reserve_exact(grown - self.points.len());
+        }
         self.points.insert(at, point);
         1
     }
@@ -163,6 +209,9 @@ impl Ring {
             .min(self.points.len() - 1);
         let mut points = Vec::with_capacity(self.points.len() - from);
         points.extend(self.points.range(from..).map(Kept::point));
+        if let Some(newest) = points.last_mut() {
+            self.motion.apply(newest);
+        }
         Some(TrackerTrail {
             points,
             last_server_time_ms: self.last_server_time_ms,
@@ -264,8 +313,9 @@ mod tests {
     const T: TrackerId = TrackerId(7);
 
     #[test]
-    fn points_are_kept_in_32_bytes_to_a_centimetre_and_a_thousandth_of_a_kmh() {
-        assert_eq!(std::mem::size_of::<Kept>(), 32);
+    fn points_are_kept_in_24_bytes_to_a_centimetre_and_the_newests_speed_to_a_thousandth_of_a_kmh()
+    {
+        assert_eq!(std::mem::size_of::<Kept>(), 24);
         let live = store(10);
         let sent = LivePoint {
             message_time_ms: 1_000,
@@ -275,6 +325,18 @@ mod tests {
             speed: Some(62.345_6),
             heading: Some(359),
         };
+        live.record([(T, sent)]);
+        let rounded = LivePoint {
+            lat: 55.755_831_3,
+            speed: Some(62.346),
+            ..sent
+        };
+        assert_eq!(
+            live.recent(T, 0).unwrap().points,
+            [rounded],
+            "short decimals come back exactly"
+        );
+
         let blank = LivePoint {
             message_time_ms: 2_000,
             lat: -90.0,
@@ -283,14 +345,76 @@ mod tests {
             heading: None,
             ..sent
         };
-        live.record([(T, sent), (T, blank)]);
-        let kept = live.recent(T, 0).unwrap().points;
-        let rounded = LivePoint {
-            lat: 55.755_831_3,
-            speed: Some(62.346),
-            ..sent
+        live.record([(T, blank)]);
+        let behind = LivePoint {
+            speed: None,
+            heading: None,
+            ..rounded
         };
-        assert_eq!(kept, [rounded, blank], "short decimals come back exactly");
+        assert_eq!(
+            live.recent(T, 0).unwrap().points,
+            [behind, blank],
+            "speed and heading are the newest's only"
+        );
+    }
+
+    #[test]
+    fn the_newests_speed_and_heading_follow_the_newest_point_whatever_arrives_late() {
+        let live = store(3);
+        let moving = |time, speed, heading| LivePoint {
+            speed: Some(speed),
+            heading: Some(heading),
+            ..at(time)
+        };
+        live.record([(T, moving(20, 40.0, 10)), (T, moving(10, 5.0, 200))]);
+        let newest = |live: &LivePositions| {
+            let trail = live.recent(T, 0).unwrap();
+            let newest = *trail.newest().unwrap();
+            (newest.message_time_ms, newest.speed, newest.heading)
+        };
+        assert_eq!(
+            newest(&live),
+            (20, Some(40.0), Some(10)),
+            "a late point changes nothing"
+        );
+        live.record([(T, moving(20, 41.0, 11))]);
+        assert_eq!(
+            newest(&live),
+            (20, Some(41.0), Some(11)),
+            "the newest written again"
+        );
+        live.record([
+            (T, moving(30, 0.0, 0)),
+            (T, moving(40, 7.5, 90)),
+            (T, moving(5, 1.0, 1)),
+        ]);
+        assert_eq!(newest(&live), (40, Some(7.5), Some(90)));
+        assert_eq!(
+            times(&live.recent(T, 0).unwrap()),
+            [20, 30, 40],
+            "full: oldest dropped, older refused"
+        );
+        let trail = live.recent(T, 35).unwrap();
+        assert_eq!(trail.points.len(), 1);
+        assert_eq!(
+            trail.points[0].speed,
+            Some(7.5),
+            "a cut trail still ends with the newest's"
+        );
+    }
+
+    #[test]
+    fn a_ring_takes_room_for_its_size_not_the_next_power_of_two() {
+        let mut ring = Ring::default();
+        for t in 0..1_500 {
+            ring.insert(at(t), 1_000);
+            assert!(
+                ring.points.capacity() <= 1_000,
+                "after {t}: {}",
+                ring.points.capacity()
+            );
+        }
+        assert_eq!(ring.points.len(), 1_000);
     }
 
     #[test]
