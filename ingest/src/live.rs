@@ -85,7 +85,7 @@ struct Kept {
 
 /// Units of [`Kept`]'s coordinates per degree.
 const PER_DEGREE: f64 = 1e7;
-/// Units of [`Motion`]'s speed per km/h.
+/// A km/h in the units [`Motion`] rounds speed to.
 const PER_KMH: f64 = 1e3;
 
 impl Kept {
@@ -111,39 +111,28 @@ impl Kept {
     }
 }
 
-/// Speed and heading of a ring's newest point: speed in thousandths of a
-/// km/h, shown rounded to that.
-#[derive(Debug, Clone, Copy)]
+/// Speed and heading of a ring's newest point; the speed rounded to a
+/// thousandth of a km/h, as the feed shows it. One per tracker, so kept as
+/// they are, not packed.
+#[derive(Debug, Clone, Copy, Default)]
 struct Motion {
-    /// `u32::MAX`: unknown.
-    speed: u32,
-    /// `i32::MIN`: unknown.
-    heading: i32,
-}
-
-impl Default for Motion {
-    fn default() -> Self {
-        Self {
-            speed: u32::MAX,
-            heading: i32::MIN,
-        }
-    }
+    speed: Option<f64>,
+    heading: Option<i32>,
 }
 
 impl Motion {
     fn of(point: &LivePoint) -> Self {
-        // `as` saturates: a speed beyond 4.29 M km/h is kept as that.
         Self {
-            speed: point.speed.map_or(u32::MAX, |s| {
-                ((s.max(0.0) * PER_KMH).round() as u32).min(u32::MAX - 1)
-            }),
-            heading: point.heading.unwrap_or(i32::MIN),
+            speed: point
+                .speed
+                .map(|s| (s.max(0.0) * PER_KMH).round() / PER_KMH),
+            heading: point.heading,
         }
     }
 
     fn apply(self, point: &mut LivePoint) {
-        point.speed = (self.speed != u32::MAX).then(|| f64::from(self.speed) / PER_KMH);
-        point.heading = (self.heading != i32::MIN).then_some(self.heading);
+        point.speed = self.speed;
+        point.heading = self.heading;
     }
 }
 

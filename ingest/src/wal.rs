@@ -401,8 +401,8 @@ pub(crate) struct Released {
 
 impl Released {
     /// Deletes the segments' files, then syncs the directory so that a
-    /// crash cannot bring them back (that would be harmless: they would be
-    /// replayed and found duplicates). After a failure the segments not
+    /// crash cannot bring them back (that would be harmless: the next open
+    /// deletes them, as it deletes any left). After a failure the segments not
     /// deleted stay, for the next call. Answers how many were deleted.
     pub(crate) fn delete(&mut self) -> Result<usize> {
         let mut removed = 0;
