@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use ingest::intake::{self, Limit, LineRules, ParsedLine, RejectedLine, TrackerRef};
+use ingest::intake::{self, Limit, LineRules, ParsedBody, RejectedLine, TrackerRef};
 use platform::{IntakeTracker, Secret, TrackerKeyRef};
 use schemas::{ErrorCode, TrackerId};
 use serde::Serialize;
@@ -210,15 +210,18 @@ async fn messages(
         let held = shared
             .inner
             .intake_lookup
-            .held_trackers(generation, parsed.iter().map(|line| key_ref(&line.tracker)));
+            .held_trackers(generation, parsed.trackers.iter().map(key_ref));
         let Some((found, stats)) = held else {
-            return Ok(Parsed::Lines { parsed, rejected });
+            return Ok(Parsed::Lines {
+                parsed: Box::new(parsed),
+                rejected,
+            });
         };
         let mut found = found.into_iter();
-        let (lines, messages) = assign(parsed, &mut rejected, |tracker| {
+        let (lines, rows) = assign(parsed, &mut rejected, |tracker| {
             verdict(key_ref(tracker), found.next().flatten(), owner)
         });
-        let write = Box::new(preparer.prepare(messages)?);
+        let write = Box::new(preparer.prepare(rows)?);
         Ok(Parsed::Ready {
             lines,
             write,
@@ -246,9 +249,9 @@ async fn messages(
             parsed,
             mut rejected,
         } => {
-            let (lines, messages) = resolve(&state, parsed, owner, &mut rejected).await?;
+            let (lines, rows) = resolve(&state, *parsed, owner, &mut rejected).await?;
             let preparer = state.ingest().preparer()?;
-            let write = on_parse_task(&state, move || Ok(preparer.prepare(messages)?)).await?;
+            let write = on_parse_task(&state, move || Ok(preparer.prepare(rows)?)).await?;
             (lines, state.ingest().commit(write).await?, rejected)
         }
     };
@@ -434,18 +437,21 @@ fn decode<'r>(raw: &'r [u8], encoding: &str, limit: usize) -> ApiResult<Cow<'r, 
 /// user's than the token's 204, blocked 208, a clone 219 (its data is its
 /// source's: a device's lines go to the source, by its id or device id).
 /// The trackers come from the intake's look-up: memory, else one read of
-/// the store for all of them. Answers the kept lines' numbers and messages.
+/// the store for all of them. Answers the kept lines' numbers and rows.
 async fn resolve(
     state: &AppState,
-    parsed: Vec<ParsedLine>,
+    parsed: ParsedBody,
     owner: Option<schemas::UserId>,
     rejected: &mut intake::Rejections,
-) -> ApiResult<(Vec<usize>, Vec<schemas::Message>)> {
+) -> ApiResult<(Vec<usize>, ingest::Rows)> {
     let lookup = &state.inner.intake_lookup;
     let (found, stats) = lookup
         .trackers(
             &state.inner.store,
-            parsed.iter().map(|line| key_ref(&line.tracker).to_key()),
+            parsed
+                .trackers
+                .iter()
+                .map(|tracker| key_ref(tracker).to_key()),
         )
         .await?;
     state
@@ -473,41 +479,45 @@ async fn resolve(
 enum Parsed {
     Ready {
         lines: Vec<usize>,
-        /// Boxed: the other variant is a fraction of its size.
+        /// Boxed, as the other variant's body: each is large.
         write: Box<ingest::PreparedWrite>,
         rejected: intake::Rejections,
         stats: platform::LookupStats,
     },
     Lines {
-        parsed: Vec<ParsedLine>,
+        parsed: Box<ParsedBody>,
         rejected: intake::Rejections,
     },
 }
 
-/// The kept lines' numbers and messages, each line's tracker given by
+/// The kept lines' numbers and rows, each line's tracker given by
 /// `verdict` (asked once per line, in order); a refused line goes to
 /// `rejected` with its verdict's code and description.
 fn assign(
-    parsed: Vec<ParsedLine>,
+    parsed: ParsedBody,
     rejected: &mut intake::Rejections,
     mut verdict: impl FnMut(&TrackerRef) -> Result<TrackerId, (ErrorCode, String)>,
-) -> (Vec<usize>, Vec<schemas::Message>) {
-    let mut lines = Vec::with_capacity(parsed.len());
-    let mut messages = Vec::with_capacity(parsed.len());
-    for line in parsed {
-        match verdict(&line.tracker) {
+) -> (Vec<usize>, ingest::Rows) {
+    let ParsedBody {
+        lines,
+        trackers,
+        mut rows,
+    } = parsed;
+    let mut kept = Vec::with_capacity(lines.len());
+    for (row, (line, tracker)) in lines.iter().zip(&trackers).enumerate() {
+        match verdict(tracker) {
             Ok(id) => {
-                let mut message = line.message;
-                message.tracker_id = id;
-                lines.push(line.line);
-                messages.push(message);
+                rows.set_tracker(row, id);
+                kept.push(row);
             }
             Err((code, description)) => {
-                rejected.push(RejectedLine::new(line.line, code, description));
+                rejected.push(RejectedLine::new(*line, code, description));
             }
         }
     }
-    (lines, messages)
+    rows.retain(&kept);
+    let lines = kept.iter().map(|&row| lines[row]).collect();
+    (lines, rows)
 }
 
 /// The key a line names its tracker by, borrowed from the line.

@@ -3,11 +3,12 @@
 //! trackers named by `device_id`, about 590 bytes a line with their inputs
 //! and states, 1.5% copies, some late lines).
 //!
-//! - `intake/parse`: a 1,000-line NDJSON body into validated messages
-//!   (`ingest::intake::parse_body_capped`, what `POST /v2/intake` runs first);
-//! - `intake/encode`: each message's WAL encoding and content hash;
+//! - `intake/parse`: a 1,000-line NDJSON body into the validated rows of a
+//!   write (`ingest::intake::parse_body_capped`, what `POST /v2/intake` runs
+//!   first);
+//! - `intake/encode`: each row's WAL encoding and content hash;
 //! - `intake/prepare`: the memtable batches (sorted, cut, inner columns'
-//!   keys hashed), the messages dropped.
+//!   keys listed), the rows dropped.
 //!
 //! Throughput is in messages. What these leave out of a request: HTTP,
 //! resolving device ids, the writer thread (dedup, WAL, fsync), the flusher.
@@ -20,8 +21,9 @@ use std::hint::black_box;
 use benches::ingest_load::server::planned_devices;
 use benches::ingest_load::workload::{Format, Pool, StreamConfig};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use ingest::Rows;
 use ingest::intake::{LineRules, TrackerRef, parse_body_capped};
-use schemas::{Message, TrackerId};
+use schemas::TrackerId;
 
 /// The server's allocator (`trackhouse/src/main.rs`): the stages allocate
 /// per message, and glibc's malloc would cost them differently.
@@ -33,11 +35,11 @@ const LINES: usize = 1_000;
 /// 2024-06-02T00:00:00Z: the midnight the lines cross.
 const MIDNIGHT_MS: i64 = 1_717_286_400_000;
 
-/// A body of the load generator's lines and its messages, resolved.
+/// A body of the load generator's lines and its rows, resolved.
 struct Setup {
     body: Vec<u8>,
     rules: LineRules,
-    messages: Vec<Message>,
+    rows: Rows,
 }
 
 #[expect(
@@ -64,34 +66,28 @@ fn setup() -> Setup {
     // Past the first lines, which are all parked vehicles' first seconds.
     pool.render(LINES as u64..2 * LINES as u64, &mut body);
     let rules = LineRules::at(MIDNIGHT_MS + 86_400_000);
-    let (parsed, rejected) = parse_body_capped(&body, &rules, 10);
-    assert_eq!((parsed.len(), rejected.total()), (LINES, 0));
+    let (mut parsed, rejected) = parse_body_capped(&body, &rules, 10);
+    assert_eq!((parsed.rows.len(), rejected.total()), (LINES, 0));
     let trackers: HashMap<&str, TrackerId> = devices
         .iter()
         .map(|d| (d.device_id.as_str(), d.tracker))
         .collect();
-    let messages = parsed
-        .into_iter()
-        .map(|line| {
-            let TrackerRef::DeviceId(device) = &line.tracker else {
-                panic!("the generator names devices");
-            };
-            Message {
-                tracker_id: trackers[device.as_str()],
-                ..line.message
-            }
-        })
-        .collect();
+    for (row, tracker) in parsed.trackers.iter().enumerate() {
+        let TrackerRef::DeviceId(device) = tracker else {
+            panic!("the generator names devices");
+        };
+        parsed.rows.set_tracker(row, trackers[device.as_str()]);
+    }
     Setup {
         body,
         rules,
-        messages,
+        rows: parsed.rows,
     }
 }
 
 #[expect(
     clippy::expect_used,
-    reason = "the messages were parsed and resolved; encoding them cannot fail"
+    reason = "the rows were parsed and resolved; preparing them cannot fail"
 )]
 fn stages(c: &mut Criterion) {
     let setup = setup();
@@ -102,14 +98,14 @@ fn stages(c: &mut Criterion) {
     });
     group.bench_function("encode", |b| {
         b.iter_batched(
-            || setup.messages.clone(),
-            |messages| ingest::stages::encode(messages).expect("encoded"),
+            || setup.rows.clone(),
+            ingest::stages::encode,
             BatchSize::LargeInput,
         )
     });
     group.bench_function("prepare", |b| {
         b.iter_batched(
-            || ingest::stages::encode(setup.messages.clone()).expect("encoded"),
+            || ingest::stages::encode(setup.rows.clone()),
             |encoded| ingest::stages::prepare(encoded).expect("prepared"),
             BatchSize::LargeInput,
         )

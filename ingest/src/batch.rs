@@ -1,6 +1,6 @@
-//! Messages into Arrow record batches with the layout of `schemas::columns`.
+//! A write's rows into Arrow record batches with the layout of
+//! `schemas::columns`, and into WAL encodings and dedup keys.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
@@ -11,9 +11,12 @@ use arrow::record_batch::RecordBatch;
 use schemas::Message;
 use schemas::columns::{self, InnerKind};
 
+use crate::rows::{InnerValue, Rows};
 use crate::{Error, Result};
 
-/// A message ready to be stored, with its deduplication hash.
+/// A message as the WAL stores it, with its deduplication hash: a WAL
+/// record is the postcard of a `Vec<Entry>` ([`Rows::encode`] writes the
+/// same bytes without building one).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Entry {
     pub(crate) message: Message,
@@ -21,54 +24,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// Hashes the message's content without its server time: a retransmission
-    /// or a replayed backfill hashes the same, whenever it arrives.
+    /// The entry of `message`, its hash computed as a write computes it.
     #[cfg(test)]
     pub(crate) fn new(message: Message) -> Result<Self> {
-        Self::encoded(message, &mut Encoded::default(), &mut Vec::new())
-    }
-
-    /// [`Entry::new`], appending the entry's WAL encoding (its postcard, as an
-    /// element of a `Vec<Entry>` record) to `into`. The message is encoded
-    /// once: its hash is taken over that encoding with the server time's
-    /// varint replaced by a 0, which is byte for byte the postcard of the
-    /// message with its server time zeroed (what the hash always was).
-    pub(crate) fn encoded(
-        message: Message,
-        into: &mut Encoded,
-        scratch: &mut Vec<u8>,
-    ) -> Result<Self> {
-        let start = into.bytes.len();
-        let result = Self::encode(message, into, start, scratch);
-        match &result {
-            Ok(_) => into.ends.push(into.bytes.len()),
-            Err(_) => into.bytes.truncate(start),
-        }
-        result
-    }
-
-    fn encode(
-        message: Message,
-        into: &mut Encoded,
-        start: usize,
-        scratch: &mut Vec<u8>,
-    ) -> Result<Self> {
-        postcard::to_io(&message, &mut into.bytes).map_err(Error::Encode)?;
-        // The message's fields in order: tracker, message time, server time, …
-        let mut head = [0u8; 32];
-        let keys = postcard::to_slice(&(message.tracker_id, message.message_time_ms), &mut head)
-            .map_err(Error::Encode)?
-            .len();
-        let server = postcard::to_slice(&message.server_time_ms, &mut head)
-            .map_err(Error::Encode)?
-            .len();
-        let encoded = &into.bytes[start..];
-        scratch.clear();
-        scratch.extend_from_slice(&encoded[..keys]);
-        scratch.push(0);
-        scratch.extend_from_slice(&encoded[keys + server..]);
-        let content_hash = xxhash_rust::xxh3::xxh3_64(scratch);
-        postcard::to_io(&content_hash, &mut into.bytes).map_err(Error::Encode)?;
+        let rows = Rows::from_messages([&message]);
+        let content_hash = rows.encode(0, &mut Vec::new(), &mut Vec::new());
         Ok(Self {
             message,
             content_hash,
@@ -81,7 +41,8 @@ impl Entry {
     }
 
     /// Its key in the dedup index: partition, message time, content hash.
-    pub(crate) fn dedup_key(&self) -> (crate::dedup::PartitionKey, i64, u64) {
+    #[cfg(test)]
+    pub(crate) fn dedup_key(&self) -> DedupKey {
         let time = self.message.message_time_ms;
         (
             (self.message.tracker_id.0, day_of(time)),
@@ -89,37 +50,10 @@ impl Entry {
             self.content_hash,
         )
     }
-
-    /// The keys ([`name_key`]) of its inner columns' storage names, hashed
-    /// without building the names.
-    pub(crate) fn inner_keys(&self) -> impl Iterator<Item = u64> + '_ {
-        inner_refs(&self.message).map(|inner| inner.key())
-    }
 }
 
-/// A message's inner columns, in the order of [`Entry::inner_keys`]:
-/// discrete inputs, discrete outputs, inputs, states.
-fn inner_refs(m: &Message) -> impl Iterator<Item = InnerRef<'_>> {
-    let discrete = |kind: InnerKind| move |(index, _): &(u16, u8)| InnerRef::Discrete(kind, *index);
-    m.discrete_inputs
-        .iter()
-        .map(discrete(InnerKind::DiscreteInputs))
-        .chain(
-            m.discrete_outputs
-                .iter()
-                .map(discrete(InnerKind::DiscreteOutputs)),
-        )
-        .chain(
-            m.inputs
-                .iter()
-                .map(|(name, _)| InnerRef::Named(InnerKind::Inputs, name)),
-        )
-        .chain(
-            m.states
-                .iter()
-                .map(|(name, _)| InnerRef::Named(InnerKind::States, name)),
-        )
-}
+/// A row's key in the dedup index: partition, message time, content hash.
+pub(crate) type DedupKey = (crate::dedup::PartitionKey, i64, u64);
 
 /// The WAL encodings of a write's entries, side by side, made where the
 /// messages were parsed: the writer thread only copies those it keeps.
@@ -131,14 +65,6 @@ pub(crate) struct Encoded {
 }
 
 impl Encoded {
-    /// Room for about `entries` entries.
-    pub(crate) fn with_capacity(entries: usize) -> Self {
-        Self {
-            bytes: Vec::with_capacity(entries * 320),
-            ends: Vec::with_capacity(entries),
-        }
-    }
-
     /// The WAL record (postcard of a `Vec<Entry>`) of the entries at `kept`
     /// (ascending indices of this write's entries), as the slices it is
     /// made of: its length's varint, spelled in `head`, then the kept
@@ -181,65 +107,63 @@ fn entry_range(ends: &[usize], index: usize) -> std::ops::Range<usize> {
     start..ends[index]
 }
 
-/// A write's messages encoded and hashed ([`Entry::encoded`]), with their
-/// dedup keys: the first stage of a write, on its request's thread.
+/// A write's rows encoded and hashed ([`Rows::encode`]), with their dedup
+/// keys: the first stage of a write, on its request's thread.
 #[derive(Debug)]
 pub(crate) struct Encoding {
-    pub(crate) entries: Vec<Entry>,
-    /// Each entry's [`Entry::dedup_key`].
-    pub(crate) keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
-    pub(crate) encoded: Encoded,
+    rows: Rows,
+    /// Each row's content hash.
+    hashes: Vec<u64>,
+    /// Each row's dedup key.
+    pub(crate) keys: Vec<DedupKey>,
+    encoded: Encoded,
 }
 
 impl Encoding {
-    /// Encodes and hashes `messages`, in order.
-    pub(crate) fn new(messages: Vec<Message>) -> Result<Self> {
-        let mut encoded = Encoded::with_capacity(messages.len());
+    /// Encodes and hashes `rows`, in order.
+    pub(crate) fn new(rows: Rows) -> Self {
+        let n = rows.len();
+        let mut encoded = Encoded {
+            bytes: Vec::with_capacity(n * 320),
+            ends: Vec::with_capacity(n),
+        };
         let mut scratch = Vec::new();
-        // Sized up front (collecting `Result`s would grow it by doubling).
-        let mut entries = Vec::with_capacity(messages.len());
-        for message in messages {
-            entries.push(Entry::encoded(message, &mut encoded, &mut scratch)?);
+        let mut hashes = Vec::with_capacity(n);
+        let mut keys = Vec::with_capacity(n);
+        for row in 0..n {
+            let hash = rows.encode(row, &mut encoded.bytes, &mut scratch);
+            encoded.ends.push(encoded.bytes.len());
+            let time = rows.message_time[row];
+            keys.push(((rows.tracker[row], day_of(time)), time, hash));
+            hashes.push(hash);
         }
-        let keys = entries.iter().map(Entry::dedup_key).collect();
-        Ok(Self {
-            entries,
+        Self {
+            rows,
+            hashes,
             keys,
             encoded,
+        }
+    }
+
+    /// The second stage: the memtable batches, the rows dropped.
+    pub(crate) fn prepare(self) -> Result<Prepared> {
+        let names = NameKeys::of(&self.rows);
+        let (batches, places) = placed_record_batches(&self.rows, &self.hashes, &names)?;
+        Ok(Prepared {
+            keys: self.keys,
+            names,
+            encoded: self.encoded,
+            batches,
+            places,
         })
     }
-
-    /// The second stage: the memtable batches, the messages dropped.
-    pub(crate) fn prepare(self) -> Result<Prepared> {
-        Prepared::new(self.entries, self.keys, self.encoded)
-    }
 }
 
-/// The key of an inner column's storage name (`inputs.fuel`): its xxh3,
-/// which [`Entry::inner_keys`] computes from a message's kind and name without
-/// building the name. Distinct names are counted by key (a collision, at
-/// 2^-64, would undercount a day's columns by one).
+/// The key of an inner column's storage name (`inputs.fuel`): its xxh3.
+/// Distinct names are counted by key (a collision, at 2^-64, would
+/// undercount a day's columns by one).
 pub(crate) fn name_key(column: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(column.as_bytes())
-}
-
-fn inner_key(kind: InnerKind, name: &str) -> u64 {
-    // One-shot over the name spelled out on the stack: the streaming hasher
-    // gives the same value but costs a 600-byte state per call.
-    let (prefix, name) = (kind.prefix().as_bytes(), name.as_bytes());
-    let len = prefix.len() + 1 + name.len();
-    let mut buffer = [0u8; 128];
-    let Some(spelled) = buffer.get_mut(..len) else {
-        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        hasher.update(prefix);
-        hasher.update(b".");
-        hasher.update(name);
-        return hasher.digest();
-    };
-    spelled[..prefix.len()].copy_from_slice(prefix);
-    spelled[prefix.len()] = b'.';
-    spelled[prefix.len() + 1..].copy_from_slice(name);
-    xxhash_rust::xxh3::xxh3_64(spelled)
 }
 
 /// One day in ms.
@@ -257,35 +181,40 @@ const NULL_SLACK: usize = 64 * 1024;
 /// Most rows of one batch.
 const MAX_BATCH_ROWS: usize = 64 * 1024;
 
-/// Builds the memtable batches of `entries`: rows sorted by (UTC day,
-/// tracker, message time) (arrival order among equal times), the order the
-/// flusher writes in (it never sorts a copy of a memtable batch), cut so that the
-/// null cells of a batch's inner columns stay within a few times the values
-/// it holds. Memory is then bounded by the values sent, whatever mix of
-/// names the messages carry: a message with many names of its own gets a
-/// batch of its own instead of a column per name across thousands of rows,
-/// while the many trackers of a write with the same names share one batch
-/// (a batch per tracker would cost a schema and a dozen arrays per row when
-/// a gateway interleaves thousands of trackers).
-pub(crate) fn to_record_batches(entries: &[Entry]) -> Result<Vec<RecordBatch>> {
-    Ok(placed_record_batches(entries, &NameKeys::of(entries))?.0)
+/// The memtable batches of recovered `entries` (as
+/// [`placed_record_batches`] makes them) and each entry's inner columns'
+/// keys.
+pub(crate) fn recovered_batches(entries: &[Entry]) -> Result<(Vec<RecordBatch>, NameKeys)> {
+    let rows = Rows::from_messages(entries.iter().map(|e| &e.message));
+    let hashes: Vec<u64> = entries.iter().map(|e| e.content_hash).collect();
+    let names = NameKeys::of(&rows);
+    let (batches, _) = placed_record_batches(&rows, &hashes, &names)?;
+    Ok((batches, names))
 }
 
 /// Where a row is: its batch and its row in it.
 type Place = (u32, u32);
 
-/// [`to_record_batches`], with each entry's [`Place`]; `keys` holds the
-/// entries' [`Entry::inner_keys`] (computed once by the caller).
+/// Builds the memtable batches of `rows`, whose content hashes `hashes`
+/// holds and whose inner columns' keys `keys` holds, with each row's
+/// [`Place`]: rows sorted by (UTC day, tracker, message time) (arrival
+/// order among equal times), the order the flusher writes in (it never
+/// sorts a copy of a memtable batch), cut so that the null cells of a
+/// batch's inner columns stay within a few times the values it holds.
+/// Memory is then bounded by the values sent, whatever mix of names the
+/// messages carry: a message with many names of its own gets a batch of
+/// its own instead of a column per name across thousands of rows, while
+/// the many trackers of a write with the same names share one batch (a
+/// batch per tracker would cost a schema and a dozen arrays per row when
+/// a gateway interleaves thousands of trackers).
 fn placed_record_batches(
-    entries: &[Entry],
+    rows: &Rows,
+    hashes: &[u64],
     keys: &NameKeys,
 ) -> Result<(Vec<RecordBatch>, Vec<Place>)> {
-    let mut places: Vec<Place> = vec![(0, 0); entries.len()];
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by_key(|&i| {
-        let m = &entries[i].message;
-        (entries[i].day(), m.tracker_id.0, m.message_time_ms)
-    });
+    let mut places: Vec<Place> = vec![(0, 0); rows.len()];
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&row| rows.order_key(row));
     let mut batches = Vec::new();
     let mut chunk: Vec<usize> = Vec::new();
     let mut names: std::collections::HashSet<u64, foldhash::quality::RandomState> =
@@ -294,13 +223,13 @@ fn placed_record_batches(
     for &index in &order {
         let own = keys.of_entry(index);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
-        let rows = chunk.len() + 1;
-        let cells = rows * (names.len() + new_names);
+        let count = chunk.len() + 1;
+        let cells = count * (names.len() + new_names);
         let filled = values + own.len();
         let fits =
-            rows <= MAX_BATCH_ROWS && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
+            count <= MAX_BATCH_ROWS && cells <= NULLS_PER_VALUE * filled + NULL_SLACK + filled;
         if !fits && !chunk.is_empty() {
-            batches.push(record_batch(entries, &chunk, keys)?);
+            batches.push(record_batch(rows, hashes, &chunk)?);
             chunk.clear();
             names.clear();
             values = 0;
@@ -314,50 +243,38 @@ fn placed_record_batches(
         chunk.push(index);
     }
     if !chunk.is_empty() {
-        batches.push(record_batch(entries, &chunk, keys)?);
+        batches.push(record_batch(rows, hashes, &chunk)?);
     }
     Ok((batches, places))
 }
 
-/// Whether two messages have the same inner columns, in the same order
-/// (so the same [`Entry::inner_keys`]).
-fn same_inner_names(a: &Message, b: &Message) -> bool {
-    inner_refs(a).eq(inner_refs(b))
-}
-
-/// Every entry's [`Entry::inner_keys`], one after the other, computed once
-/// for the dedup index and the batch building alike.
+/// Every row's inner columns' keys ([`name_key`] of their storage names),
+/// one row after the other, for the dedup index and the batch building
+/// alike: each name's key is computed once per write.
 #[derive(Debug, Default)]
 pub(crate) struct NameKeys {
     keys: Vec<u64>,
-    /// Where each entry's keys end in `keys`.
+    /// Where each row's keys end in `keys`.
     ends: Vec<usize>,
 }
 
 impl NameKeys {
-    /// The keys of `entries`. A message with the same inner names as the
-    /// one before it (the usual case: a body's devices are mostly of one
-    /// type) takes that one's keys: comparing a dozen short names costs
-    /// less than hashing them again.
-    pub(crate) fn of(entries: &[Entry]) -> Self {
+    /// The keys of `rows`' inner columns, row by row.
+    pub(crate) fn of(rows: &Rows) -> Self {
         let mut keys = Vec::new();
-        let mut ends = Vec::with_capacity(entries.len());
-        let mut previous: Option<&Message> = None;
-        for entry in entries {
-            match previous {
-                Some(before) if same_inner_names(before, &entry.message) => {
-                    let before = entry_range(&ends, ends.len() - 1);
-                    keys.extend_from_within(before);
-                }
-                _ => keys.extend(entry.inner_keys()),
-            }
+        let mut ends = Vec::with_capacity(rows.len());
+        for row in 0..rows.len() {
+            keys.extend(
+                rows.entries_of(row)
+                    .iter()
+                    .map(|(id, _)| rows.names.get(*id).key),
+            );
             ends.push(keys.len());
-            previous = Some(&entry.message);
         }
         Self { keys, ends }
     }
 
-    /// The keys of entry `index`.
+    /// The keys of row `index`.
     pub(crate) fn of_entry(&self, index: usize) -> &[u64] {
         &self.keys[entry_range(&self.ends, index)]
     }
@@ -370,45 +287,25 @@ impl NameKeys {
 #[derive(Debug)]
 pub(crate) struct Prepared {
     /// Each message's dedup key, in the order sent.
-    keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
-    /// Every message's [`Entry::inner_keys`], one after the other.
+    keys: Vec<DedupKey>,
+    /// Every message's inner columns' keys, one after the other.
     names: NameKeys,
     /// The messages' WAL encodings.
     encoded: Encoded,
-    /// The rows, as [`to_record_batches`] cuts and sorts them.
+    /// The rows, as [`placed_record_batches`] cuts and sorts them.
     batches: Vec<RecordBatch>,
     /// Each message's batch and row.
     places: Vec<Place>,
 }
 
 impl Prepared {
-    /// Builds the batches of `entries`, whose [`Entry::dedup_key`]s `keys`
-    /// holds and whose encodings `encoded` holds; the messages are dropped
-    /// here, on the caller's thread.
-    pub(crate) fn new(
-        entries: Vec<Entry>,
-        keys: Vec<(crate::dedup::PartitionKey, i64, u64)>,
-        encoded: Encoded,
-    ) -> Result<Self> {
-        debug_assert_eq!(entries.len(), keys.len());
-        let names = NameKeys::of(&entries);
-        let (batches, places) = placed_record_batches(&entries, &names)?;
-        Ok(Self {
-            keys,
-            names,
-            encoded,
-            batches,
-            places,
-        })
-    }
-
     /// How many memtable batches the rows make.
     pub(crate) fn batches(&self) -> usize {
         self.batches.len()
     }
 
     /// Each message's dedup key, in the order sent.
-    pub(crate) fn keys(&self) -> &[(crate::dedup::PartitionKey, i64, u64)] {
+    pub(crate) fn keys(&self) -> &[DedupKey] {
         &self.keys
     }
 
@@ -478,47 +375,39 @@ impl Prepared {
 /// build such batches to show the sinks take any batch).
 #[cfg(test)]
 pub(crate) fn to_record_batch(entries: &[Entry]) -> Result<RecordBatch> {
-    let rows: Vec<usize> = (0..entries.len()).collect();
-    record_batch(entries, &rows, &NameKeys::of(entries))
+    let rows = Rows::from_messages(entries.iter().map(|e| &e.message));
+    let hashes: Vec<u64> = entries.iter().map(|e| e.content_hash).collect();
+    let all: Vec<usize> = (0..rows.len()).collect();
+    record_batch(&rows, &hashes, &all)
 }
 
-/// Builds one record batch of `entries` at `rows`, in that order: the fixed
-/// columns, then every inner column that any of the messages has, sorted by
-/// name. `names` holds each entry's [`Entry::inner_keys`], by which its
-/// inner values find their columns without hashing their names again.
-fn record_batch(entries: &[Entry], rows: &[usize], names: &NameKeys) -> Result<RecordBatch> {
-    let n = rows.len();
-    let mut inner = InnerColumns::default();
-    for (row, &index) in rows.iter().enumerate() {
-        let m = &entries[index].message;
-        // `inner_keys` order: discrete inputs, discrete outputs, inputs, states.
-        let mut keys = names.of_entry(index).iter().copied();
-        let mut key = || keys.next().unwrap_or_default();
-        for (index, value) in &m.discrete_inputs {
-            let name = InnerRef::Discrete(InnerKind::DiscreteInputs, *index);
-            let column = inner.column(key(), name, || InnerColumn::discrete(n));
-            column.set_u8(row, *value);
-        }
-        for (index, value) in &m.discrete_outputs {
-            let name = InnerRef::Discrete(InnerKind::DiscreteOutputs, *index);
-            let column = inner.column(key(), name, || InnerColumn::discrete(n));
-            column.set_u8(row, *value);
-        }
-        for (name, value) in &m.inputs {
-            let name = InnerRef::Named(InnerKind::Inputs, name);
-            let column = inner.column(key(), name, || InnerColumn::number(n));
-            column.set_f64(row, *value);
-        }
-        for (name, value) in &m.states {
-            let name = InnerRef::Named(InnerKind::States, name);
-            let column = inner.column(key(), name, || InnerColumn::text(n));
-            column.set_state(row, value);
+/// Builds one record batch of `rows` at `chunk`, in that order: the fixed
+/// columns, then every inner column that any of them has, sorted by name.
+/// An inner value finds its column by its name's id in the write (an
+/// index, no hashing).
+fn record_batch(rows: &Rows, hashes: &[u64], chunk: &[usize]) -> Result<RecordBatch> {
+    let n = chunk.len();
+    // Each name id's column in `inner`, if the chunk has it yet.
+    let mut slots: Vec<Option<u32>> = vec![None; rows.names.len()];
+    let mut inner: Vec<(u32, InnerColumn)> = Vec::new();
+    for (at, &row) in chunk.iter().enumerate() {
+        for (id, value) in rows.entries_of(row) {
+            let slot = *slots[*id as usize].get_or_insert_with(|| {
+                let column = match value {
+                    InnerValue::Discrete(_) => InnerColumn::discrete(n),
+                    InnerValue::Number(_) => InnerColumn::number(n),
+                    InnerValue::State(_) => InnerColumn::text(n),
+                };
+                inner.push((*id, column));
+                // Fewer columns than entries, far below 2^32.
+                (inner.len() - 1) as u32
+            });
+            inner[slot as usize].1.set(at, value);
         }
     }
     let mut inner: Vec<(String, InnerColumn)> = inner
-        .columns
         .into_iter()
-        .map(|(key, column)| (key.storage_name(), column))
+        .map(|(id, column)| (rows.names.get(id).storage_name(), column))
         .collect();
     inner.sort_unstable_by(|a, b| a.0.cmp(&b.0));
 
@@ -543,30 +432,28 @@ fn record_batch(entries: &[Entry], rows: &[usize], names: &NameKeys) -> Result<R
     let mut mn_type = UInt8Builder::with_capacity(n);
     let mut flags = Int64Builder::with_capacity(n);
     let mut hash = UInt64Builder::with_capacity(n);
-    for &index in rows {
-        let entry = &entries[index];
-        let m = &entry.message;
-        tracker.append_value(m.tracker_id.0);
-        message_time.append_value(m.message_time_ms);
-        server_time.append_value(m.server_time_ms);
-        gps_fix_type.append_option(m.gps_fix_type.map(|g| g as u8));
-        lat.append_option(m.lat);
-        lng.append_option(m.lng);
-        speed.append_option(m.speed);
-        alt.append_option(m.alt);
-        satellites.append_option(m.satellites);
-        heading.append_option(m.heading);
-        precision.append_option(m.precision);
-        hdop.append_option(m.hdop);
-        pdop.append_option(m.pdop);
-        event_id.append_option(m.event_id);
-        mn_name.append_option(m.mn_name.as_deref());
-        mn_roaming.append_option(m.mn_roaming);
-        mn_code.append_option(m.mn_code);
-        mn_csq.append_option(m.mn_csq);
-        mn_type.append_option(m.mn_type.map(|t| t as u8));
-        flags.append_option(m.flags);
-        hash.append_value(entry.content_hash);
+    for &row in chunk {
+        tracker.append_value(rows.tracker[row]);
+        message_time.append_value(rows.message_time[row]);
+        server_time.append_value(rows.server_time[row]);
+        gps_fix_type.append_option(rows.gps_fix_type[row].map(|g| g as u8));
+        lat.append_option(rows.lat[row]);
+        lng.append_option(rows.lng[row]);
+        speed.append_option(rows.speed[row]);
+        alt.append_option(rows.alt[row]);
+        satellites.append_option(rows.satellites[row]);
+        heading.append_option(rows.heading[row]);
+        precision.append_option(rows.precision[row]);
+        hdop.append_option(rows.hdop[row]);
+        pdop.append_option(rows.pdop[row]);
+        event_id.append_option(rows.event_id[row]);
+        mn_name.append_option(rows.mn_name_of(row));
+        mn_roaming.append_option(rows.mn_roaming[row]);
+        mn_code.append_option(rows.mn_code[row]);
+        mn_csq.append_option(rows.mn_csq[row]);
+        mn_type.append_option(rows.mn_type[row].map(|t| t as u8));
+        flags.append_option(rows.flags[row]);
+        hash.append_value(hashes[row]);
     }
     // The order of `schemas::columns::fixed_fields`.
     let mut arrays: Vec<ArrayRef> = vec![
@@ -595,70 +482,6 @@ fn record_batch(entries: &[Entry], rows: &[usize], names: &NameKeys) -> Result<R
     let names: Vec<String> = inner.iter().map(|(name, _)| name.clone()).collect();
     arrays.extend(inner.into_iter().map(|(_, column)| column.finish(n)));
     RecordBatch::try_new(columns::schema_with(&names), arrays).map_err(Error::Arrow)
-}
-
-/// An inner column of the messages, by their own (borrowed) name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum InnerRef<'m> {
-    Discrete(InnerKind, u16),
-    Named(InnerKind, &'m str),
-}
-
-impl InnerRef<'_> {
-    /// The key ([`name_key`]) of its storage name, without building it.
-    fn key(&self) -> u64 {
-        match self {
-            Self::Discrete(kind, index) => inner_key(*kind, itoa::Buffer::new().format(*index)),
-            Self::Named(kind, name) => inner_key(*kind, name),
-        }
-    }
-
-    /// Its storage name (`inputs.fuel`, `discrete_inputs.2`).
-    fn storage_name(&self) -> String {
-        match self {
-            Self::Discrete(kind, index) => kind.column(itoa::Buffer::new().format(*index)),
-            Self::Named(kind, name) => kind.column(name),
-        }
-    }
-}
-
-/// The inner columns of a batch being built, found by their names' keys
-/// ([`name_key`], already computed for the dedup index): a `u64` look-up,
-/// the name compared only to confirm it.
-#[derive(Default)]
-struct InnerColumns<'m> {
-    columns: Vec<(InnerRef<'m>, InnerColumn)>,
-    /// Key → its column in `columns`.
-    by_key: HashMap<u64, usize, foldhash::fast::RandomState>,
-    /// Columns whose key another name took first (a 64-bit collision: never
-    /// seen, but two names must never share a column).
-    collided: HashMap<InnerRef<'m>, usize, foldhash::fast::RandomState>,
-}
-
-impl<'m> InnerColumns<'m> {
-    /// The column of `name`, whose key is `key`, made by `make` if new.
-    fn column(
-        &mut self,
-        key: u64,
-        name: InnerRef<'m>,
-        make: impl FnOnce() -> InnerColumn,
-    ) -> &mut InnerColumn {
-        let next = self.columns.len();
-        let slot = *self.by_key.entry(key).or_insert(next);
-        let slot = if slot == next {
-            self.columns.push((name, make()));
-            slot
-        } else if self.columns[slot].0 == name {
-            slot
-        } else {
-            let slot = *self.collided.entry(name).or_insert(next);
-            if slot == next {
-                self.columns.push((name, make()));
-            }
-            slot
-        };
-        &mut self.columns[slot].1
-    }
 }
 
 /// An inner column being filled row by row, its values appended as they
@@ -701,27 +524,21 @@ impl InnerColumn {
         }
         true
     }
-    fn set_u8(&mut self, row: usize, value: u8) {
-        if self.reach(row) {
-            if let Self::Discrete(values) = self {
-                values.append_value(value);
-            }
+    /// Sets row `row` to `value` (a column holds values of one kind: its
+    /// name's).
+    fn set(&mut self, row: usize, value: &InnerValue) {
+        if !self.reach(row) {
+            return;
         }
-    }
-    fn set_f64(&mut self, row: usize, value: f64) {
-        if self.reach(row) {
-            if let Self::Number(values) = self {
-                values.append_value(value);
-            }
-        }
-    }
-    fn set_state(&mut self, row: usize, value: &schemas::StateValue) {
-        if self.reach(row) {
-            if let Self::Text(values) = self {
+        match (self, value) {
+            (Self::Discrete(values), InnerValue::Discrete(v)) => values.append_value(*v),
+            (Self::Number(values), InnerValue::Number(v)) => values.append_value(*v),
+            (Self::Text(values), InnerValue::State(v)) => {
                 // Writing into the builder's buffer cannot fail.
-                let _ = value.write_json_text(values);
+                let _ = v.write_json_text(values);
                 values.append_value("");
             }
+            _ => {}
         }
     }
     /// The column of `rows` rows.
@@ -752,49 +569,10 @@ mod tests {
         }
     }
 
+    /// Each row's keys are its own inner columns' keys, in its order,
+    /// whatever the rows before it named (a write hashes each name once).
     #[test]
-    fn names_sharing_a_key_keep_columns_of_their_own() {
-        // Two names whose keys collide (as if xxh3 gave both 7).
-        let (a, b) = (
-            InnerRef::Named(InnerKind::Inputs, "a"),
-            InnerRef::Named(InnerKind::Inputs, "b"),
-        );
-        let mut inner = InnerColumns::default();
-        inner
-            .column(7, a, || InnerColumn::number(3))
-            .set_f64(0, 1.0);
-        inner
-            .column(7, b, || InnerColumn::number(3))
-            .set_f64(1, 2.0);
-        inner
-            .column(7, a, || InnerColumn::number(3))
-            .set_f64(2, 3.0);
-        inner
-            .column(7, b, || InnerColumn::number(3))
-            .set_f64(2, 4.0);
-        let columns: Vec<(InnerRef<'_>, Vec<Option<f64>>)> = inner
-            .columns
-            .into_iter()
-            .map(|(name, column)| {
-                let array = column.finish(3);
-                (name, array.as_primitive::<Float64Type>().iter().collect())
-            })
-            .collect();
-        assert_eq!(
-            columns,
-            [
-                (a, vec![Some(1.0), None, Some(3.0)]),
-                (b, vec![None, Some(2.0), Some(4.0)]),
-            ]
-        );
-    }
-
-    /// A message takes the keys of the one before it only when its inner
-    /// columns are the same, in the same order: a name of another kind,
-    /// one more or one fewer, or another value of the same name each get
-    /// their own keys.
-    #[test]
-    fn name_keys_are_each_messages_own_keys_whatever_came_before() {
+    fn name_keys_are_each_rows_own_keys_whatever_came_before() {
         let with = |inputs: &[&str], states: &[&str], discrete: &[u16]| {
             let mut m = message(1, 1000);
             m.inputs = inputs.iter().map(|n| ((*n).into(), 1.0)).collect();
@@ -803,9 +581,9 @@ mod tests {
                 .map(|n| ((*n).into(), StateValue::Flag(true)))
                 .collect();
             m.discrete_inputs = discrete.iter().map(|&i| (i, 1)).collect();
-            Entry::new(m).unwrap()
+            m
         };
-        let entries = [
+        let messages = [
             with(&["a", "b"], &["s"], &[1]),
             with(&["a", "b"], &["s"], &[1]),
             with(&["a", "b"], &["s"], &[1, 2]),
@@ -816,13 +594,18 @@ mod tests {
             with(&[], &[], &[]),
             with(&["a", "b"], &["s"], &[3]),
         ];
-        let keys = NameKeys::of(&entries);
-        for (index, entry) in entries.iter().enumerate() {
-            let own: Vec<u64> = entry.inner_keys().collect();
+        let keys = NameKeys::of(&Rows::from_messages(&messages));
+        for (index, m) in messages.iter().enumerate() {
+            let own: Vec<u64> = m
+                .discrete_inputs
+                .iter()
+                .map(|(n, _)| format!("discrete_inputs.{n}"))
+                .chain(m.inputs.iter().map(|(n, _)| format!("inputs.{n}")))
+                .chain(m.states.iter().map(|(n, _)| format!("states.{n}")))
+                .map(|column| name_key(&column))
+                .collect();
             assert_eq!(keys.of_entry(index), own, "message {index}");
         }
-        // The first two share keys; the third has one more.
-        assert_eq!(keys.of_entry(0), keys.of_entry(1));
         assert_ne!(keys.of_entry(4), keys.of_entry(5));
     }
 
@@ -835,7 +618,7 @@ mod tests {
         let long = "x".repeat(140);
         m.inputs = vec![("lls_level_1".into(), 1.0), (long.as_str().into(), 2.0)];
         m.states = vec![("ignition".into(), StateValue::Flag(true))];
-        let entry = Entry::new(m).unwrap();
+        let rows = Rows::from_messages([&m]);
         let names = [
             "discrete_inputs.2".to_owned(),
             "discrete_inputs.65535".to_owned(),
@@ -845,7 +628,7 @@ mod tests {
             "states.ignition".to_owned(),
         ];
         assert_eq!(
-            entry.inner_keys().collect::<Vec<_>>(),
+            NameKeys::of(&rows).of_entry(0),
             names.map(|name| name_key(&name))
         );
     }
@@ -931,13 +714,9 @@ mod tests {
     }
 
     fn prepared(messages: Vec<Message>) -> Prepared {
-        let mut encoded = Encoded::default();
-        let entries: Vec<Entry> = messages
-            .into_iter()
-            .map(|m| Entry::encoded(m, &mut encoded, &mut Vec::new()).unwrap())
-            .collect();
-        let keys = entries.iter().map(Entry::dedup_key).collect();
-        Prepared::new(entries, keys, encoded).unwrap()
+        Encoding::new(Rows::from_messages(&messages))
+            .prepare()
+            .unwrap()
     }
 
     /// Rows as (tracker, message time), batch after batch.
@@ -973,7 +752,7 @@ mod tests {
             .cloned()
             .map(|m| Entry::new(m).unwrap())
             .collect();
-        assert_eq!(whole, to_record_batches(&entries).unwrap());
+        assert_eq!(whole, recovered_batches(&entries).unwrap().0);
         // Message 1 refused: its row and its column go, the others stay in order.
         let kept = prepared(sent.clone()).into_kept(&[0, 2, 3]).unwrap();
         assert_eq!(rows_of(&kept), [(1, 1000), (1, 2000), (1, 3000)]);
@@ -1057,12 +836,16 @@ mod stable_hash {
         }
         messages.push(Message::default());
 
-        let mut encoded = Encoded::default();
-        let mut scratch = Vec::new();
+        let encoding = Encoding::new(Rows::from_messages(&messages));
         let entries: Vec<Entry> = messages
             .iter()
-            .map(|m| Entry::encoded(m.clone(), &mut encoded, &mut scratch).unwrap())
+            .zip(&encoding.hashes)
+            .map(|(m, &content_hash)| Entry {
+                message: m.clone(),
+                content_hash,
+            })
             .collect();
+        let encoded = &encoding.encoded;
         for (message, entry) in messages.iter().zip(&entries) {
             let mut zeroed = message.clone();
             zeroed.server_time_ms = 0;

@@ -17,10 +17,11 @@ use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
-use crate::batch::{DAY_MS, Encoding, Entry, Prepared, day_of, name_key, to_record_batches};
+use crate::batch::{DAY_MS, Encoding, Entry, Prepared, day_of, name_key, recovered_batches};
 use crate::dedup::{DedupIndex, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
+use crate::rows::Rows;
 use crate::sink::Sink;
 use crate::sink::clickhouse::{ClickHouseConfig, ClickHouseSink};
 use crate::sink::parquet::{ParquetConfig, ParquetSink};
@@ -468,13 +469,14 @@ impl Ingest {
             return Ok(WriteOutcome::default());
         }
         let preparer = self.preparer()?;
-        let write = tokio::task::spawn_blocking(move || preparer.prepare(messages))
-            .await
-            .map_err(|e| Error::Io {
-                what: "encoding a write failed on its thread",
-                path: PathBuf::from("-"),
-                source: std::io::Error::other(e.to_string()),
-            })??;
+        let write =
+            tokio::task::spawn_blocking(move || preparer.prepare(Rows::from_messages(&messages)))
+                .await
+                .map_err(|e| Error::Io {
+                    what: "encoding a write failed on its thread",
+                    path: PathBuf::from("-"),
+                    source: std::io::Error::other(e.to_string()),
+                })??;
         self.commit(write).await
     }
 
@@ -647,12 +649,12 @@ pub struct PreparedWrite {
 }
 
 impl Preparer {
-    /// Prepares `messages` on this thread (CPU only: what the write's
-    /// dedup needs from storage is asked of the loader thread, and
-    /// [`Ingest::commit`] awaits it). [`Error::Backpressure`] at once when
-    /// the memtable is full.
-    pub fn prepare(&self, messages: Vec<Message>) -> Result<PreparedWrite> {
-        if messages.is_empty() {
+    /// Prepares the write of `rows` (their trackers resolved) on this
+    /// thread (CPU only: what the write's dedup needs from storage is asked
+    /// of the loader thread, and [`Ingest::commit`] awaits it).
+    /// [`Error::Backpressure`] at once when the memtable is full.
+    pub fn prepare(&self, rows: Rows) -> Result<PreparedWrite> {
+        if rows.is_empty() {
             return Ok(PreparedWrite {
                 prepared: None,
                 points: Vec::new(),
@@ -674,12 +676,10 @@ impl Preparer {
             shared.metrics.count_backpressure(limit);
             return Err(Error::Backpressure { reason });
         }
-        let points: Vec<(usize, (TrackerId, LivePoint))> = messages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| Some((i, LivePoint::of(m)?)))
+        let points: Vec<(usize, (TrackerId, LivePoint))> = (0..rows.len())
+            .filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?)))
             .collect();
-        let encoding = Encoding::new(messages)?;
+        let encoding = Encoding::new(rows);
         let loading = shared.needs(&encoding.keys).and_then(|needs| {
             let (done, read) = tokio::sync::oneshot::channel();
             let request = loader::Request { needs, done };
@@ -732,16 +732,17 @@ impl Recovered {
     /// Turns the pending entries into batches.
     fn finish(&mut self) -> Result<()> {
         let pending = std::mem::take(&mut self.pending);
+        let (batches, name_keys) = recovered_batches(&pending)?;
         // Recovered rows were accepted once: their names count, whatever the limit now.
-        for entry in &pending {
+        for (index, entry) in pending.iter().enumerate() {
             let (keys, names) = self
                 .partitions
                 .entry((entry.message.tracker_id.0, entry.day()))
                 .or_default();
             keys.push((entry.message.message_time_ms, entry.content_hash));
-            names.extend(entry.inner_keys());
+            names.extend(name_keys.of_entry(index));
         }
-        self.batches.extend(to_record_batches(&pending)?);
+        self.batches.extend(batches);
         self.rows += pending.len();
         Ok(())
     }

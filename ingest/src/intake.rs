@@ -1,23 +1,25 @@
 //! An intake body: NDJSON lines, each parsed and validated on its own, so a
 //! bad line never sinks the batch.
 
-use schemas::{ErrorCode, Message};
+use schemas::ErrorCode;
 
 use crate::line;
+use crate::rows::Rows;
 
 pub use crate::line::{
     DEFAULT_MAX_INNER_ENTRIES, DEFAULT_MAX_MESSAGE_AGE_DAYS, Limit, LineRules, TrackerRef,
 };
 
-/// A line that parsed, with its 1-based line number.
-#[derive(Debug, Clone)]
-pub struct ParsedLine {
-    /// Line number in the body, from 1.
-    pub line: usize,
-    /// The tracker it names, still to be resolved.
-    pub tracker: TrackerRef,
-    /// The message (its `tracker_id` is set once resolved).
-    pub message: Message,
+/// The lines of a body that parsed, as the rows of a write: row `i` is
+/// line `lines[i]`, naming `trackers[i]`.
+#[derive(Debug, Default)]
+pub struct ParsedBody {
+    /// Each row's line number in the body, from 1.
+    pub lines: Vec<usize>,
+    /// The tracker each row names, still to be resolved.
+    pub trackers: Vec<TrackerRef>,
+    /// The rows, their trackers 0 until resolved ([`Rows::set_tracker`]).
+    pub rows: Rows,
 }
 
 /// A line refused, with its 1-based line number, code and reason.
@@ -139,7 +141,7 @@ const SHORTEST_LINE: usize = 48;
 const PRESIZED_LINES: usize = 65_536;
 
 /// Parses every line of an NDJSON body; blank lines are skipped but counted.
-pub fn parse_body(body: &[u8], rules: &LineRules) -> (Vec<ParsedLine>, Vec<RejectedLine>) {
+pub fn parse_body(body: &[u8], rules: &LineRules) -> (ParsedBody, Vec<RejectedLine>) {
     let (parsed, rejected) = parse_body_capped(body, rules, usize::MAX);
     (parsed, rejected.into_listed())
 }
@@ -149,19 +151,24 @@ pub fn parse_body_capped(
     body: &[u8],
     rules: &LineRules,
     max_listed: usize,
-) -> (Vec<ParsedLine>, Rejections) {
-    // Sized once for the usual body: grown by doubling, its lines were
+) -> (ParsedBody, Rejections) {
+    // Sized once for the usual body: grown by doubling, its columns were
     // copied about twice over into fresh memory. Not more than a valid line
     // could fill (a body of line feeds reserves nothing), nor past
     // `PRESIZED_LINES` (beyond, it grows as it fills).
     let lines = memchr::memchr_iter(b'\n', body).count() + 1;
-    let mut parsed = Vec::with_capacity(lines.min(body.len() / SHORTEST_LINE).min(PRESIZED_LINES));
+    let presized = lines.min(body.len() / SHORTEST_LINE).min(PRESIZED_LINES);
+    let mut parsed = ParsedBody {
+        lines: Vec::with_capacity(presized),
+        trackers: Vec::with_capacity(presized),
+        rows: Rows::with_capacity(presized),
+    };
     let mut rejected = Rejections::new(max_listed);
     // Line feeds found by memchr's SIMD search: `split` on a byte closure
     // walked the body a byte at a time, a sixth of the parse.
     let ends = memchr::memchr_iter(b'\n', body).chain(std::iter::once(body.len()));
     let mut start = 0;
-    let mut shape = line::Shape::default();
+    let mut lists = line::Lists::default();
     for (index, end) in ends.enumerate() {
         let raw = &body[start..end];
         start = end + 1;
@@ -169,12 +176,11 @@ pub fn parse_body_capped(
         if line::is_blank(raw) {
             continue;
         }
-        match line::parse_shaped_line(raw, rules, &mut shape) {
-            Ok(ok) => parsed.push(ParsedLine {
-                line: index + 1,
-                tracker: ok.tracker,
-                message: ok.message,
-            }),
+        match line::parse_line_into(raw, rules, &mut lists, &mut parsed.rows) {
+            Ok(tracker) => {
+                parsed.lines.push(index + 1);
+                parsed.trackers.push(tracker);
+            }
             Err(e) => rejected.push(RejectedLine {
                 line: index + 1,
                 code: e.code.number(),
@@ -195,8 +201,8 @@ mod tests {
         let body = b"{\"tracker_id\":1,\"msg_time\":\"2024-06-01T00:00:00Z\"}\n\n{\"bogus\":1}\r\n{\"device_id\":\"356\",\"msg_time\":\"2024-06-01T00:00:01Z\",\"lat\":91}\n";
         let rules = LineRules::at(1_717_200_000_000);
         let (parsed, rejected) = parse_body(body, &rules);
-        assert_eq!(parsed.len(), 1);
-        assert_eq!(parsed[0].line, 1);
+        assert_eq!(parsed.lines, [1]);
+        assert_eq!(parsed.rows.len(), 1);
         assert_eq!(
             rejected
                 .iter()
@@ -208,10 +214,11 @@ mod tests {
         assert!(rejected[1].description.contains("lat"), "{rejected:?}");
     }
 
-    /// A line's lists are sized by the line before it (`line::Shape`):
-    /// whatever that line held (more entries, fewer, none, or a refusal
-    /// midway), each line parses exactly as it does alone, and the limit on
-    /// entries holds where a long line came first.
+    /// A body's lines share the lists their complex members are read
+    /// into (`line::Lists`): whatever the line before held (more entries,
+    /// fewer, none, or a refusal midway), each line parses exactly as it
+    /// does alone, and the limit on entries holds where a long line came
+    /// first.
     #[test]
     fn each_line_of_a_body_parses_as_it_would_alone_whatever_came_before() {
         let head = r#""tracker_id":1,"msg_time":"2024-06-01T00:00:00Z""#;
@@ -242,15 +249,21 @@ mod tests {
         };
         let (parsed, rejected) = parse_body(body.as_bytes(), &rules);
         // Both kinds of line are here: the long ones beyond the limit.
-        assert_eq!((parsed.len(), rejected.len()), (5, 4), "{rejected:?}");
-        let mut parsed = parsed.into_iter();
+        assert_eq!((parsed.rows.len(), rejected.len()), (5, 4), "{rejected:?}");
+        let mut parsed = (0..parsed.rows.len()).map(|row| {
+            (
+                parsed.lines[row],
+                parsed.trackers[row].clone(),
+                parsed.rows.message(row),
+            )
+        });
         let mut rejected = rejected.into_iter();
         for (index, text) in lines.iter().enumerate() {
             match line::parse_line(text.as_bytes(), &rules) {
                 Ok(alone) => {
-                    let got = parsed.next().expect("a parsed line");
-                    assert_eq!((got.line, &got.tracker), (index + 1, &alone.tracker));
-                    assert_eq!(got.message, alone.message, "line {}", index + 1);
+                    let (line, tracker, message) = parsed.next().expect("a parsed line");
+                    assert_eq!((line, &tracker), (index + 1, &alone.tracker));
+                    assert_eq!(message, alone.message, "line {}", index + 1);
                 }
                 Err(alone) => {
                     let got = rejected.next().expect("a rejected line");

@@ -31,6 +31,7 @@ pub mod intake;
 mod line;
 mod live;
 mod metrics;
+mod rows;
 mod sink;
 #[doc(hidden)]
 pub mod stages;
@@ -43,5 +44,6 @@ pub use engine::{
 };
 pub use error::{Error, Result};
 pub use live::{LivePoint, LivePositions, TrackerTrail};
+pub use rows::Rows;
 pub use sink::clickhouse::ClickHouseConfig;
 pub use sink::parquet::listed_files;

@@ -1,4 +1,5 @@
-//! One line of an NDJSON intake body, parsed and validated into a [`Message`].
+//! One line of an NDJSON intake body, parsed and validated into a row of a
+//! write's [`Rows`].
 //!
 //! A line is one JSON object whose members are the raw data columns (spec
 //! document 3) plus `tracker_id` or `device_id`. It is read in one serde pass
@@ -18,12 +19,13 @@ mod time;
 use std::borrow::Cow;
 use std::fmt;
 
-use schemas::{ErrorCode, GpsFixType, HasCode, Message, MnType, TrackerId};
+use schemas::{ErrorCode, GpsFixType, HasCode, MnType};
 use serde::de::DeserializeSeed;
 
-pub(crate) use self::read::Shape;
+pub(crate) use self::read::Lists;
 use self::read::{Ctx, LineSeed, Member, RawLine, RawScalar};
 use self::time::parse_time_ms;
+use crate::rows::{InnerLists, Rows, Scalars};
 
 /// How a line names its tracker; the caller resolves it to a tracker id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -34,13 +36,14 @@ pub enum TrackerRef {
     DeviceId(schemas::Name),
 }
 
-/// A valid line: the tracker it names and its message.
+/// A valid line: the tracker it names and its message (tests).
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ParsedLine {
     /// The tracker, still to be resolved.
     pub(crate) tracker: TrackerRef,
     /// The message; its `tracker_id` is left 0 for the caller to set.
-    pub(crate) message: Message,
+    pub(crate) message: schemas::Message,
 }
 
 /// Why a line was refused: always code 7, naming the member where possible.
@@ -130,32 +133,41 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
 }
 
 /// Parses and validates one line on its own (tests; a body's lines go
-/// through [`parse_shaped_line`]).
+/// through [`parse_line_into`]).
 #[cfg(test)]
 pub(crate) fn parse_line(bytes: &[u8], rules: &LineRules) -> Result<ParsedLine, LineError> {
-    parse_shaped_line(bytes, rules, &mut Shape::default())
+    let mut rows = Rows::default();
+    let tracker = parse_line_into(bytes, rules, &mut Lists::default(), &mut rows)?;
+    Ok(ParsedLine {
+        tracker,
+        message: rows.message(0),
+    })
 }
 
 /// Parses and validates one line of a body (without its line feed; a
-/// trailing `\r` is allowed). Its complex members' lists are sized by
-/// `shape`, the previous line's, which this line's then replaces.
+/// trailing `\r` is allowed) and appends it to `rows` (its tracker left 0
+/// for the caller to resolve); answers the tracker it names. A refused
+/// line appends nothing. `lists` holds the line's complex members while
+/// it is read; a body's lines share it.
 ///
 /// A line that is UTF-8 (checked at once, quickly) is read as a `str`:
 /// serde_json then checks no string of it again. Any other line is read
 /// as bytes, as before, so its error names the first bad byte as it did.
-pub(crate) fn parse_shaped_line(
+pub(crate) fn parse_line_into(
     bytes: &[u8],
     rules: &LineRules,
-    shape: &mut Shape,
-) -> Result<ParsedLine, LineError> {
-    let mut ctx = Ctx::new(rules.max_inner_entries, *shape);
+    lists: &mut Lists,
+    rows: &mut Rows,
+) -> Result<TrackerRef, LineError> {
+    lists.clear();
+    let mut ctx = Ctx::new(rules.max_inner_entries, std::mem::take(lists));
     let read = match std::str::from_utf8(bytes) {
         Ok(text) => read_line(serde_json::Deserializer::from_str(text), &mut ctx),
         Err(_) => read_line(serde_json::Deserializer::from_slice(bytes), &mut ctx),
     };
-    *shape = ctx.shape;
+    *lists = std::mem::take(&mut ctx.lists);
     match read {
-        Ok(line) => build(line, rules),
+        Ok(line) => build(&line, lists, rules, rows),
         Err(err) => Err(ctx.into_error(&err)),
     }
 }
@@ -225,9 +237,14 @@ impl HasCode for LineError {
     }
 }
 
-/// Applies the members' rules to a line as read.
-fn build(line: RawLine<'_>, rules: &LineRules) -> Result<ParsedLine, LineError> {
-    let tracker = tracker(line.tracker_id, line.device_id)?;
+/// Applies the members' rules to a line as read, and appends it to `rows`.
+fn build(
+    line: &RawLine<'_>,
+    lists: &Lists,
+    rules: &LineRules,
+    rows: &mut Rows,
+) -> Result<TrackerRef, LineError> {
+    let tracker = tracker(&line.tracker_id, &line.device_id)?;
     let message_time_ms = match &line.msg_time {
         RawScalar::Null => {
             return Err(LineError::new(
@@ -260,8 +277,7 @@ fn build(line: RawLine<'_>, rules: &LineRules) -> Result<ParsedLine, LineError> 
         }
         raw => time(Member::ServerTime, raw, rules.now_ms)?,
     };
-    let message = Message {
-        tracker_id: TrackerId(0),
+    let scalars = Scalars {
         message_time_ms,
         server_time_ms,
         gps_fix_type: spelled(
@@ -280,7 +296,7 @@ fn build(line: RawLine<'_>, rules: &LineRules) -> Result<ParsedLine, LineError> 
         hdop: number(Member::Hdop, &line.hdop, dilution)?,
         pdop: number(Member::Pdop, &line.pdop, dilution)?,
         event_id: int64(Member::EventId, &line.event_id, |_| true)?,
-        mn_name: text(Member::MnName, line.mn_name)?,
+        mn_name: text(Member::MnName, &line.mn_name)?,
         mn_roaming: int32(Member::MnRoaming, &line.mn_roaming, |n| {
             (-1..=1).contains(&n)
         })?,
@@ -293,25 +309,28 @@ fn build(line: RawLine<'_>, rules: &LineRules) -> Result<ParsedLine, LineError> 
             MnType::from_number,
         )?,
         flags: int64(Member::Flags, &line.flags, |n| n >= 0)?,
-        discrete_inputs: line.discrete_inputs,
-        discrete_outputs: line.discrete_outputs,
-        inputs: line.inputs,
-        states: line.states,
     };
-    Ok(ParsedLine { tracker, message })
+    let inner = InnerLists {
+        discrete_inputs: &lists.discrete_inputs,
+        discrete_outputs: &lists.discrete_outputs,
+        inputs: &lists.inputs,
+        states: &lists.states,
+    };
+    rows.push(0, &scalars, inner);
+    Ok(tracker)
 }
 
-fn tracker(id: RawScalar<'_>, device_id: RawScalar<'_>) -> Result<TrackerRef, LineError> {
+fn tracker(id: &RawScalar<'_>, device_id: &RawScalar<'_>) -> Result<TrackerRef, LineError> {
     match (id, device_id) {
         (RawScalar::Null, RawScalar::Null) => Err(LineError::new(
             "tracker_id",
             "tracker_id: one of tracker_id and device_id is required".to_owned(),
         )),
         (id, RawScalar::Null) => match id {
-            RawScalar::Int(n) if n >= 1 => Ok(TrackerRef::Id(n)),
-            other => Err(LineError::mismatch(Member::TrackerId, &other)),
+            RawScalar::Int(n) if *n >= 1 => Ok(TrackerRef::Id(*n)),
+            other => Err(LineError::mismatch(Member::TrackerId, other)),
         },
-        (RawScalar::Null, device_id) => match &device_id {
+        (RawScalar::Null, device_id) => match device_id {
             RawScalar::Str(text) => {
                 let trimmed = text.trim();
                 if (1..=64).contains(&trimmed.len())
@@ -319,10 +338,10 @@ fn tracker(id: RawScalar<'_>, device_id: RawScalar<'_>) -> Result<TrackerRef, Li
                 {
                     Ok(TrackerRef::DeviceId(trimmed.into()))
                 } else {
-                    Err(LineError::mismatch(Member::DeviceId, &device_id))
+                    Err(LineError::mismatch(Member::DeviceId, device_id))
                 }
             }
-            _ => Err(LineError::mismatch(Member::DeviceId, &device_id)),
+            _ => Err(LineError::mismatch(Member::DeviceId, device_id)),
         },
         (_, _) => Err(LineError::new(
             "tracker_id",
@@ -413,11 +432,11 @@ fn int32(
     }
 }
 
-fn text(member: Member, raw: RawScalar<'_>) -> Result<Option<String>, LineError> {
+fn text<'a>(member: Member, raw: &'a RawScalar<'_>) -> Result<Option<&'a str>, LineError> {
     match raw {
         RawScalar::Null => Ok(None),
-        RawScalar::Str(text) => Ok(Some(text.into_owned())),
-        other => Err(LineError::mismatch(member, &other)),
+        RawScalar::Str(text) => Ok(Some(text)),
+        other => Err(LineError::mismatch(member, other)),
     }
 }
 

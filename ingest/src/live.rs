@@ -49,6 +49,21 @@ impl LivePoint {
             },
         ))
     }
+
+    /// [`LivePoint::of`] row `row` of a write.
+    pub(crate) fn of_row(rows: &crate::rows::Rows, row: usize) -> Option<(TrackerId, Self)> {
+        Some((
+            TrackerId(rows.tracker[row]),
+            Self {
+                message_time_ms: rows.message_time[row],
+                server_time_ms: rows.server_time[row],
+                lat: rows.lat[row]?,
+                lng: rows.lng[row]?,
+                speed: rows.speed[row],
+                heading: rows.heading[row],
+            },
+        ))
+    }
 }
 
 /// A tracker's recent points, oldest first; never empty.

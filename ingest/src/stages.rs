@@ -3,22 +3,21 @@
 //! message). Not an API: the server goes through [`crate::Preparer::prepare`],
 //! which runs the same functions.
 
-use schemas::Message;
-
 use crate::Result;
 use crate::batch::Encoding;
+use crate::rows::Rows;
 
-/// A write's messages after [`encode`].
+/// A write's rows after [`encode`].
 #[derive(Debug)]
 pub struct Encoded(Encoding);
 
-/// Encodes each message for the WAL and hashes its content.
-pub fn encode(messages: Vec<Message>) -> Result<Encoded> {
-    Encoding::new(messages).map(Encoded)
+/// Encodes each row for the WAL and hashes its content.
+pub fn encode(rows: Rows) -> Encoded {
+    Encoded(Encoding::new(rows))
 }
 
-/// Builds the memtable batches (sorted, cut, inner columns' keys
-/// hashed) and drops the messages; returns how many batches.
+/// Builds the memtable batches (sorted, cut, inner columns' keys listed)
+/// and drops the rows; returns how many batches.
 pub fn prepare(encoded: Encoded) -> Result<usize> {
     Ok(encoded.0.prepare()?.batches())
 }

@@ -144,7 +144,7 @@ fn every_message_passes_the_real_intake() {
             None,
             "seed {seed}"
         );
-        assert_eq!(parsed.len(), messages.len());
+        assert_eq!(parsed.rows.len(), messages.len());
     }
     assert!(lost_fix > 0, "the day has messages without a fix");
 }

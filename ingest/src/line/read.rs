@@ -124,8 +124,9 @@ impl RawScalar<'_> {
     }
 }
 
-/// The members of a line as read. Scalars are checked by [`super::build`]; the
-/// complex members are already checked, sorted and free of duplicates.
+/// The scalar members of a line as read, checked by [`super::build`]; its
+/// complex members are read into the body's [`Lists`], already checked,
+/// sorted and free of duplicates.
 #[derive(Debug, Default)]
 pub(super) struct RawLine<'de> {
     pub(super) tracker_id: RawScalar<'de>,
@@ -149,10 +150,6 @@ pub(super) struct RawLine<'de> {
     pub(super) mn_csq: RawScalar<'de>,
     pub(super) mn_type: RawScalar<'de>,
     pub(super) flags: RawScalar<'de>,
-    pub(super) discrete_inputs: Vec<(u16, u8)>,
-    pub(super) discrete_outputs: Vec<(u16, u8)>,
-    pub(super) inputs: Vec<(Name, f64)>,
-    pub(super) states: Vec<(Name, StateValue)>,
 }
 
 /// Where the reader is, and the error a check raised inside serde.
@@ -166,48 +163,40 @@ pub(super) struct Ctx {
     inner: Option<String>,
     /// Most entries of one complex member.
     max_entries: usize,
-    /// How many entries each complex member had in the body's last line.
-    pub(super) shape: Shape,
+    /// The line's complex members, read into lists the body's lines reuse.
+    pub(super) lists: Lists,
 }
 
-/// The entries each complex member had in the last line read: the next
-/// line of a body (usually of the same device type, so of the same shape)
-/// sizes its lists by it once, where growing them by doubling from empty
-/// reallocated each two or three times (a tenth of the parse in a profile).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Shape {
-    entries: [u16; 4],
+/// A line's complex members as read. One set serves every line of a body
+/// (each line clears it first): a list per member per line, grown by
+/// doubling from empty, reallocated two or three times a line, and the
+/// lists' memory was a tenth of the parse in a profile.
+#[derive(Debug, Default)]
+pub(crate) struct Lists {
+    pub(super) discrete_inputs: Vec<(u16, u8)>,
+    pub(super) discrete_outputs: Vec<(u16, u8)>,
+    pub(super) inputs: Vec<(Name, f64)>,
+    pub(super) states: Vec<(Name, StateValue)>,
 }
 
-impl Shape {
-    /// The slot of a complex member.
-    fn slot(member: Member) -> usize {
-        match member {
-            Member::DiscreteInputs => 0,
-            Member::DiscreteOutputs => 1,
-            Member::Inputs => 2,
-            _ => 3,
-        }
-    }
-
-    /// What to reserve for `member`, at most `max` entries.
-    fn hint(self, member: Member, max: usize) -> usize {
-        usize::from(self.entries[Self::slot(member)]).min(max)
-    }
-
-    fn record(&mut self, member: Member, entries: usize) {
-        self.entries[Self::slot(member)] = u16::try_from(entries).unwrap_or(u16::MAX);
+impl Lists {
+    /// Empties every list, keeping its memory.
+    pub(super) fn clear(&mut self) {
+        self.discrete_inputs.clear();
+        self.discrete_outputs.clear();
+        self.inputs.clear();
+        self.states.clear();
     }
 }
 
 impl Ctx {
-    pub(super) const fn new(max_entries: usize, shape: Shape) -> Self {
+    pub(super) const fn new(max_entries: usize, lists: Lists) -> Self {
         Self {
             error: None,
             member: None,
             inner: None,
             max_entries,
-            shape,
+            lists,
         }
     }
 
@@ -300,20 +289,11 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
                 Member::MnCsq => line.mn_csq = map.next_value_seed(scalar)?,
                 Member::MnType => line.mn_type = map.next_value_seed(scalar)?,
                 Member::Flags => line.flags = map.next_value_seed(scalar)?,
-                Member::DiscreteInputs => {
-                    line.discrete_inputs =
-                        map.next_value_seed(ComplexSeed::<Discrete>::new(ctx, member))?;
+                Member::DiscreteInputs | Member::DiscreteOutputs => {
+                    map.next_value_seed(ComplexSeed::<Discrete>::new(ctx, member))?;
                 }
-                Member::DiscreteOutputs => {
-                    line.discrete_outputs =
-                        map.next_value_seed(ComplexSeed::<Discrete>::new(ctx, member))?;
-                }
-                Member::Inputs => {
-                    line.inputs = map.next_value_seed(ComplexSeed::<Inputs>::new(ctx, member))?;
-                }
-                Member::States => {
-                    line.states = map.next_value_seed(ComplexSeed::<States>::new(ctx, member))?;
-                }
+                Member::Inputs => map.next_value_seed(ComplexSeed::<Inputs>::new(ctx, member))?,
+                Member::States => map.next_value_seed(ComplexSeed::<States>::new(ctx, member))?,
             }
             ctx.member = None;
         }
@@ -418,6 +398,8 @@ trait Inner {
     fn key_text(key: &Self::Key) -> String;
     /// The value of a non-null scalar, or the scalar back when it is not valid.
     fn value(raw: RawScalar<'_>) -> Result<Self::Value, RawScalar<'_>>;
+    /// The list of `lists` that `member` (of this kind) is read into.
+    fn list(lists: &mut Lists, member: Member) -> &mut Vec<(Self::Key, Self::Value)>;
 }
 
 /// `discrete_inputs` and `discrete_outputs`.
@@ -447,6 +429,14 @@ impl Inner for Discrete {
             RawScalar::Int(0) | RawScalar::Bool(false) => Ok(0),
             RawScalar::Int(1) | RawScalar::Bool(true) => Ok(1),
             other => Err(other),
+        }
+    }
+
+    fn list(lists: &mut Lists, member: Member) -> &mut Vec<(u16, u8)> {
+        if member == Member::DiscreteInputs {
+            &mut lists.discrete_inputs
+        } else {
+            &mut lists.discrete_outputs
         }
     }
 }
@@ -483,6 +473,10 @@ impl Inner for Inputs {
             _ => Err(raw),
         }
     }
+
+    fn list(lists: &mut Lists, _: Member) -> &mut Vec<(Name, f64)> {
+        &mut lists.inputs
+    }
 }
 
 /// `states`.
@@ -513,9 +507,13 @@ impl Inner for States {
             },
         }
     }
+
+    fn list(lists: &mut Lists, _: Member) -> &mut Vec<(Name, StateValue)> {
+        &mut lists.states
+    }
 }
 
-/// Reads a complex member (or null) into entries sorted by key.
+/// Reads a complex member (or null) into its list of [`Lists`], sorted by key.
 #[derive(Debug)]
 struct ComplexSeed<'c, K> {
     ctx: &'c mut Ctx,
@@ -541,7 +539,7 @@ impl<'c, K> ComplexSeed<'c, K> {
 }
 
 impl<'de, K: Inner> DeserializeSeed<'de> for ComplexSeed<'_, K> {
-    type Value = Vec<(K::Key, K::Value)>;
+    type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_option(self)
@@ -549,14 +547,15 @@ impl<'de, K: Inner> DeserializeSeed<'de> for ComplexSeed<'_, K> {
 }
 
 impl<'de, K: Inner> Visitor<'de> for ComplexSeed<'_, K> {
-    type Value = Vec<(K::Key, K::Value)>;
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.member.expected())
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Vec::new())
+        // The list was emptied when the line began.
+        Ok(())
     }
 
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -564,8 +563,9 @@ impl<'de, K: Inner> Visitor<'de> for ComplexSeed<'_, K> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let hint = self.ctx.shape.hint(self.member, self.ctx.max_entries);
-        let mut entries: Vec<(K::Key, K::Value)> = Vec::with_capacity(hint);
+        // Taken out while the entries are read (the key and value seeds
+        // borrow the context), and put back once they are checked.
+        let mut entries = std::mem::take(K::list(&mut self.ctx.lists, self.member));
         // Keys given `null`: absent, but still counted for duplicates.
         let mut nulls: Vec<K::Key> = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed::<K> {
@@ -625,8 +625,8 @@ impl<'de, K: Inner> Visitor<'de> for ComplexSeed<'_, K> {
             let error = self.inner_error(&K::key_text(key), "duplicate key");
             return Err(self.ctx.fail(error));
         }
-        self.ctx.shape.record(self.member, entries.len());
-        Ok(entries)
+        *K::list(&mut self.ctx.lists, self.member) = entries;
+        Ok(())
     }
 }
 

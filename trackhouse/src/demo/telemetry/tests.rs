@@ -101,7 +101,7 @@ fn every_line_passes_the_intake_parser() {
         "{:?}",
         &rejected[..rejected.len().min(3)]
     );
-    assert_eq!(parsed.len() as u64, counts.iter().sum::<u64>());
+    assert_eq!(parsed.rows.len() as u64, counts.iter().sum::<u64>());
     // Two moving trucks: a message every 10 s while driving, 60 s parked.
     assert!((3_000..12_000).contains(&counts[0]), "{counts:?}");
     assert!((3_000..12_000).contains(&counts[1]), "{counts:?}");
