@@ -297,26 +297,22 @@ impl Rows {
                 slot += 1;
             }
         }
-        for (name, value) in inner.inputs {
-            let kind = InnerKind::Inputs;
+        let named =
+            inner
+                .inputs
+                .iter()
+                .map(|(name, value)| (InnerKind::Inputs, name, InnerValue::Number(*value)))
+                .chain(inner.states.iter().map(|(name, value)| {
+                    (InnerKind::States, name, InnerValue::State(value.clone()))
+                }));
+        for (kind, name, value) in named {
             let id = self.id_at(
                 slot,
                 previous_end,
                 |n| n.kind == kind && n.name == *name,
                 |names| names.named(kind, name),
             );
-            self.entries.push((id, InnerValue::Number(*value)));
-            slot += 1;
-        }
-        for (name, value) in inner.states {
-            let kind = InnerKind::States;
-            let id = self.id_at(
-                slot,
-                previous_end,
-                |n| n.kind == kind && n.name == *name,
-                |names| names.named(kind, name),
-            );
-            self.entries.push((id, InnerValue::State(value.clone())));
+            self.entries.push((id, value));
             slot += 1;
         }
         self.entry_ends.push(self.entries.len() as u32);
