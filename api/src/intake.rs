@@ -7,10 +7,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::Arc;
 
 use foldhash::quality::RandomState;
+use futures::StreamExt;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
@@ -166,29 +168,15 @@ async fn messages(
         )
     })?;
     let _permit = intake_slot(&state).await?;
-    let limit = state.inner.config.max_ingest_bytes;
-    let timeout = state.inner.config.request_body_timeout;
-    let raw = tokio::time::timeout(timeout, Limited::new(body, limit).collect())
-        .await
-        .map_err(|_| crate::params::too_slow(timeout))?
-        .map_err(|e| {
-            if e.downcast_ref::<LengthLimitError>().is_some() {
-                too_large(limit)
-            } else {
-                ApiError::with_description(
-                    ErrorCode::WrongRequestFormat,
-                    format!("reading the body failed: {e}"),
-                )
-            }
-        })?
-        .to_bytes();
+    let config = &state.inner.config;
+    let limit = config.max_ingest_bytes;
+    let deadline = tokio::time::Instant::now() + config.request_body_timeout;
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.trim().to_ascii_lowercase())
         .unwrap_or_default();
     let now = state.inner.store.clock().now().timestamp_millis();
-    let config = &state.inner.config;
     let rules = LineRules {
         allow_server_time: token.backfill,
         max_inner_entries: config.max_inner_entries,
@@ -197,20 +185,144 @@ async fn messages(
         ..LineRules::at(now)
     };
     let max_listed = config.max_listed_rejections;
-    let (owner, generation) = (token.user, stats.generation);
+    let request = Arc::new(Request {
+        state: state.clone(),
+        rules,
+        owner: token.user,
+        generation: stats.generation,
+        max_listed,
+        arrived: tokio::sync::watch::channel(false).0,
+    });
+    // A long body is stored in chunks of whole lines, each parsed and
+    // prepared on its own task as soon as it has arrived, and committed
+    // once the whole body has (so a body refused as too large or too slow
+    // stores nothing) and it is ready: the body's parse overlaps its
+    // arrival and uses every free core, and the writer commits one chunk
+    // while the next is parsed. The answer waits for every chunk.
+    let mut chunks = futures::stream::FuturesUnordered::new();
+    let mut chunker = intake::Chunker::new(config.intake_chunk_bytes);
+    let mut body = Limited::new(body, limit);
+    let mut receiving = true;
+    if !matches!(encoding.as_str(), "" | "identity") {
+        // A compressed body is read whole, then decoded on a parse task.
+        let raw = tokio::time::timeout_at(deadline, (&mut body).collect())
+            .await
+            .map_err(|_| crate::params::too_slow(config.request_body_timeout))?
+            .map_err(|e| body_error(&e, limit))?
+            .to_bytes();
+        let decoded = on_parse_task(&state, move || {
+            Ok(decode(&raw, &encoding, limit)?.into_owned())
+        })
+        .await?;
+        let decoded = Bytes::from(decoded);
+        for chunk in intake::chunks(&decoded, config.intake_chunk_bytes) {
+            let lines = decoded.slice(chunk.range);
+            chunks.push(store_chunk(request.clone(), lines, chunk.first_line));
+        }
+        request.arrived.send_replace(true);
+        receiving = false;
+    }
+    let (mut accepted, mut duplicates) = (0, 0);
+    let mut rejected = intake::Rejections::new(max_listed);
+    loop {
+        tokio::select! {
+            frame = tokio::time::timeout_at(deadline, body.frame()), if receiving => {
+                let frame = frame.map_err(|_| crate::params::too_slow(config.request_body_timeout))?;
+                match frame {
+                    Some(frame) => {
+                        let frame = frame.map_err(|e| body_error(&e, limit))?;
+                        if let Ok(data) = frame.into_data() {
+                            chunker.push(&data, |lines, first_line| {
+                                chunks.push(store_chunk(request.clone(), lines.into(), first_line));
+                            });
+                        }
+                    }
+                    None => {
+                        receiving = false;
+                        let last = std::mem::replace(&mut chunker, intake::Chunker::new(1)).finish();
+                        if let Some((lines, first_line)) = last {
+                            chunks.push(store_chunk(request.clone(), lines.into(), first_line));
+                        }
+                        request.arrived.send_replace(true);
+                    }
+                }
+            }
+            Some(chunk) = chunks.next() => {
+                let chunk = chunk?;
+                accepted += chunk.accepted;
+                duplicates += chunk.duplicates;
+                rejected.absorb(chunk.rejected);
+            }
+            else => break,
+        }
+    }
+    let ingest = state.ingest();
+    ingest.count_rejected(rejected.total());
+    for limit in [Limit::InnerEntries, Limit::MessageAge] {
+        ingest.count_limit(limit, rejected.by_limit(limit));
+    }
+    Ok(Success(Outcome {
+        accepted,
+        duplicates,
+        rejected_total: rejected.total(),
+        rejected: rejected
+            .into_listed()
+            .into_iter()
+            .map(Rejection::from)
+            .collect(),
+    }))
+}
+
+/// What every chunk of one request shares.
+struct Request {
+    state: AppState,
+    rules: LineRules,
+    /// The only user whose trackers the token may send for, if one.
+    owner: Option<schemas::UserId>,
+    /// The look-up generation the token was read at.
+    generation: Option<i64>,
+    max_listed: usize,
+    /// Set once the whole body has arrived: no chunk is committed before.
+    arrived: tokio::sync::watch::Sender<bool>,
+}
+
+/// What one chunk of a body stored and refused.
+struct StoredChunk {
+    accepted: usize,
+    duplicates: usize,
+    rejected: intake::Rejections,
+}
+
+/// Parses, resolves and prepares one chunk of a request's body (`lines`,
+/// whose first line is line `first_line` of the body), and commits it
+/// once the whole body has arrived.
+async fn store_chunk(
+    request: Arc<Request>,
+    lines: Bytes,
+    first_line: usize,
+) -> ApiResult<StoredChunk> {
+    let state = &request.state;
     let preparer = state.ingest().preparer()?;
-    let shared = state.clone();
+    let task = request.clone();
     // One blocking task parses the lines, and when memory holds every
     // tracker they name (at the generation the token's look-up read),
-    // resolves and prepares them too: the messages are made and dropped
-    // by one thread, with no statement and no hop in between.
-    let parsed = on_parse_task(&state, move || {
-        let body = decode(&raw, &encoding, limit)?;
-        let (parsed, mut rejected) = intake::parse_body_capped(&body, &rules, max_listed);
-        let held = shared
+    // resolves and prepares them too: the rows are made and dropped by
+    // one thread, with no statement and no hop in between.
+    let parsed = on_parse_task(state, move || {
+        let Request {
+            state,
+            rules,
+            owner,
+            generation,
+            max_listed,
+            ..
+        } = &*task;
+        let (parsed, mut rejected) =
+            intake::parse_lines_capped(&lines, first_line, rules, *max_listed);
+        let held = state
             .inner
             .intake_lookup
-            .held_trackers(generation, parsed.trackers.iter().map(key_ref));
+            .held_trackers(*generation, parsed.trackers.iter().map(key_ref));
         let Some((found, stats)) = held else {
             return Ok(Parsed::Lines {
                 parsed: Box::new(parsed),
@@ -219,7 +331,7 @@ async fn messages(
         };
         let mut found = found.into_iter();
         let (lines, rows) = assign(parsed, &mut rejected, |tracker| {
-            verdict(key_ref(tracker), found.next().flatten(), owner)
+            verdict(key_ref(tracker), found.next().flatten(), *owner)
         });
         let write = Box::new(preparer.prepare(rows)?);
         Ok(Parsed::Ready {
@@ -230,6 +342,12 @@ async fn messages(
         })
     })
     .await?;
+    // Never closed before this future is dropped: the request holds it.
+    let _ = request
+        .arrived
+        .subscribe()
+        .wait_for(|arrived| *arrived)
+        .await;
 
     let (lines, outcome, mut rejected) = match parsed {
         Parsed::Ready {
@@ -249,36 +367,26 @@ async fn messages(
             parsed,
             mut rejected,
         } => {
-            let (lines, rows) = resolve(&state, *parsed, owner, &mut rejected).await?;
+            let (lines, rows) = resolve(state, *parsed, request.owner, &mut rejected).await?;
             let preparer = state.ingest().preparer()?;
-            let write = on_parse_task(&state, move || Ok(preparer.prepare(rows)?)).await?;
+            let write = on_parse_task(state, move || Ok(preparer.prepare(rows)?)).await?;
             (lines, state.ingest().commit(write).await?, rejected)
         }
     };
-    for (index, description) in &outcome.rejected {
+    for (index, description) in outcome.rejected {
         let mut line = RejectedLine::new(
-            lines.get(*index).copied().unwrap_or_default(),
+            lines.get(index).copied().unwrap_or_default(),
             ErrorCode::InvalidParameters,
-            description.clone(),
+            description,
         );
         line.limit = Some(Limit::InnerNamesPerDay);
         rejected.push(line);
     }
-    let ingest = state.ingest();
-    ingest.count_rejected(rejected.total());
-    for limit in [Limit::InnerEntries, Limit::MessageAge] {
-        ingest.count_limit(limit, rejected.by_limit(limit));
-    }
-    Ok(Success(Outcome {
+    Ok(StoredChunk {
         accepted: outcome.accepted,
         duplicates: outcome.duplicates,
-        rejected_total: rejected.total(),
-        rejected: rejected
-            .into_listed()
-            .into_iter()
-            .map(Rejection::from)
-            .collect(),
-    }))
+        rejected,
+    })
 }
 
 fn bearer(headers: &HeaderMap) -> ApiResult<Secret> {
@@ -383,6 +491,18 @@ fn busy(reason: &str) -> ApiError {
         format!("{}: {reason}", ErrorCode::QueueUnavailable.meaning()),
     )
     .retry_after(1)
+}
+
+/// A body that could not be read: beyond `limit` (412, code 9), or broken off.
+fn body_error(e: &axum::BoxError, limit: usize) -> ApiError {
+    if e.downcast_ref::<LengthLimitError>().is_some() {
+        too_large(limit)
+    } else {
+        ApiError::with_description(
+            ErrorCode::WrongRequestFormat,
+            format!("reading the body failed: {e}"),
+        )
+    }
 }
 
 fn too_large(limit: usize) -> ApiError {

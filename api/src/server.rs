@@ -50,6 +50,10 @@ pub struct ApiConfig {
     /// writer and the flusher keep their share (eight parses at once left
     /// the flusher a tenth of the machine, and the memtable overflowed).
     pub intake_parse_tasks: usize,
+    /// An intake body longer than this is stored in chunks of whole lines
+    /// about this long, parsed in parallel and committed as each is ready
+    /// (decision 119); the answer still waits for all of them.
+    pub intake_chunk_bytes: usize,
     /// Most columns of one raw data read, after `.*` expansion (more: code 7).
     pub raw_data_max_columns: usize,
     /// Raw data exports and fuel resamplings running at once, in all (more: 503, code 8).
@@ -113,6 +117,7 @@ impl Default for ApiConfig {
             max_intake_requests: 8,
             intake_queue_wait: Duration::from_secs(2),
             intake_parse_tasks: std::thread::available_parallelism().map_or(2, usize::from),
+            intake_chunk_bytes: 1024 * 1024,
             raw_data_max_span_days: 31,
             resampling_max_span_days: 31,
             raw_data_max_columns: 1_024,

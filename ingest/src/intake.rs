@@ -90,6 +90,28 @@ impl Rejections {
         }
     }
 
+    /// Adds the rejections of another part of the same body (another
+    /// [`Chunk`]: its lines numbered as the body's), keeping the first
+    /// `cap` of both by line number.
+    pub fn absorb(&mut self, other: Self) {
+        self.total += other.total;
+        for (limit, count) in other.by_limit {
+            *self.by_limit.entry(limit).or_default() += count;
+        }
+        for ByLine(rejection) in other.listed {
+            if self.listed.len() < self.cap {
+                self.listed.push(ByLine(rejection));
+            } else if self
+                .listed
+                .peek()
+                .is_some_and(|last| rejection.line < last.0.line)
+            {
+                self.listed.pop();
+                self.listed.push(ByLine(rejection));
+            }
+        }
+    }
+
     /// Every rejection counted, listed or not.
     pub fn total(&self) -> usize {
         self.total
@@ -134,6 +156,139 @@ impl Ord for ByLine {
     }
 }
 
+/// A part of a body, cut at line feeds: the body's bytes `range`, whose
+/// first line is line `first_line` of the body (from 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// The chunk's bytes in the body: whole lines, the last one's line
+    /// feed included (but at the body's end).
+    pub range: std::ops::Range<usize>,
+    /// The body's line number of the chunk's first line.
+    pub first_line: usize,
+}
+
+/// Cuts `body` into chunks of whole lines, each `chunk_bytes` long or a
+/// line more (up to its next line feed); a body of `chunk_bytes` or fewer
+/// (an empty one included) is one chunk. Parsed one by one
+/// ([`parse_lines_capped`]), the chunks give the rows and rejections of
+/// the whole body, numbered alike.
+pub fn chunks(body: &[u8], chunk_bytes: usize) -> Vec<Chunk> {
+    let chunk_bytes = chunk_bytes.max(1);
+    let mut chunks = Vec::with_capacity(body.len() / chunk_bytes + 1);
+    let (mut start, mut first_line) = (0_usize, 1);
+    loop {
+        let end = match start.checked_add(chunk_bytes) {
+            Some(at) if at < body.len() => {
+                memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |feed| at + feed + 1)
+            }
+            _ => body.len(),
+        };
+        chunks.push(Chunk {
+            range: start..end,
+            first_line,
+        });
+        if end >= body.len() {
+            return chunks;
+        }
+        first_line += memchr::memchr_iter(b'\n', &body[start..end]).count();
+        start = end;
+    }
+}
+
+/// [`chunks`] as a body arrives: the bytes received are pushed in, and
+/// each chunk is handed out as soon as it is whole, the same chunks
+/// [`chunks`] cuts from the body received whole.
+#[derive(Debug)]
+pub struct Chunker {
+    chunk_bytes: usize,
+    /// The bytes received after the last chunk handed out.
+    buffer: Vec<u8>,
+    /// The body's line number of the buffer's first line.
+    first_line: usize,
+    /// The buffer holds no line feed from `chunk_bytes` up to here.
+    searched: usize,
+    /// Whether a chunk was handed out (a body always has one).
+    cut: bool,
+}
+
+impl Chunker {
+    /// Chunks of `chunk_bytes`, or a line more.
+    pub fn new(chunk_bytes: usize) -> Self {
+        Self {
+            chunk_bytes: chunk_bytes.max(1),
+            buffer: Vec::new(),
+            first_line: 1,
+            searched: 0,
+            cut: false,
+        }
+    }
+
+    /// What a chunk's buffer reserves: a chunk and a line, up to 16 MiB.
+    fn room(&self) -> usize {
+        self.chunk_bytes.saturating_add(4_096).min(1 << 24)
+    }
+
+    /// Adds bytes received; each chunk they complete is passed to `ready`
+    /// with its first line's number.
+    pub fn push(&mut self, mut data: &[u8], mut ready: impl FnMut(Vec<u8>, usize)) {
+        while !data.is_empty() {
+            if self.buffer.len() <= self.chunk_bytes {
+                // Up to one byte past a chunk's length, no more: whole
+                // chunks are copied once, however large the pieces.
+                if self.buffer.capacity() == 0 {
+                    self.buffer.reserve(self.room());
+                }
+                let wanted = self.chunk_bytes.saturating_add(1) - self.buffer.len();
+                let (head, rest) = data.split_at(wanted.min(data.len()));
+                self.buffer.extend_from_slice(head);
+                data = rest;
+                if self.buffer.len() <= self.chunk_bytes {
+                    continue;
+                }
+            }
+            // The chunk ends at the first line feed from `chunk_bytes` on.
+            let from = self.searched.max(self.chunk_bytes);
+            if let Some(at) = memchr::memchr(b'\n', &self.buffer[from..]) {
+                self.hand_out(from + at + 1, &mut ready);
+                continue;
+            }
+            self.searched = self.buffer.len();
+            match memchr::memchr(b'\n', data) {
+                Some(at) => {
+                    let (line_end, rest) = data.split_at(at + 1);
+                    self.buffer.extend_from_slice(line_end);
+                    data = rest;
+                    self.hand_out(self.buffer.len(), &mut ready);
+                }
+                None => {
+                    // The line goes on in later bytes.
+                    self.buffer.extend_from_slice(data);
+                    data = &[];
+                }
+            }
+        }
+    }
+
+    /// The last chunk: what is left (empty when the body ended with a
+    /// chunk's line feed), and its first line's number.
+    pub fn finish(self) -> Option<(Vec<u8>, usize)> {
+        (!self.cut || !self.buffer.is_empty()).then_some((self.buffer, self.first_line))
+    }
+
+    /// Hands out the buffer's first `end` bytes as a chunk.
+    fn hand_out(&mut self, end: usize, ready: &mut impl FnMut(Vec<u8>, usize)) {
+        let mut next = Vec::with_capacity(self.room());
+        next.extend_from_slice(&self.buffer[end..]);
+        self.searched = 0;
+        self.buffer.truncate(end);
+        let chunk = std::mem::replace(&mut self.buffer, next);
+        let first_line = self.first_line;
+        self.first_line += memchr::memchr_iter(b'\n', &chunk).count();
+        self.cut = true;
+        ready(chunk, first_line);
+    }
+}
+
 /// About the bytes of the shortest valid line (`{"tracker_id":1,"msg_time":"2024-06-01T00:00Z"}`):
 /// only a bound on what is reserved, not a rule.
 const SHORTEST_LINE: usize = 48;
@@ -149,6 +304,18 @@ pub fn parse_body(body: &[u8], rules: &LineRules) -> (ParsedBody, Vec<RejectedLi
 /// [`parse_body`], listing at most `max_listed` rejections (all are counted).
 pub fn parse_body_capped(
     body: &[u8],
+    rules: &LineRules,
+    max_listed: usize,
+) -> (ParsedBody, Rejections) {
+    parse_lines_capped(body, 1, rules, max_listed)
+}
+
+/// [`parse_body_capped`] on a part of a body (a [`Chunk`]) whose first line
+/// is line `first_line` of the body: rows and rejections are numbered as
+/// lines of the whole body.
+pub fn parse_lines_capped(
+    body: &[u8],
+    first_line: usize,
     rules: &LineRules,
     max_listed: usize,
 ) -> (ParsedBody, Rejections) {
@@ -178,11 +345,11 @@ pub fn parse_body_capped(
         }
         match line::parse_line_into(raw, rules, &mut lists, &mut parsed.rows) {
             Ok(tracker) => {
-                parsed.lines.push(index + 1);
+                parsed.lines.push(first_line + index);
                 parsed.trackers.push(tracker);
             }
             Err(e) => rejected.push(RejectedLine {
-                line: index + 1,
+                line: first_line + index,
                 code: e.code.number(),
                 description: e.description,
                 limit: e.limit,
@@ -276,5 +443,143 @@ mod tests {
             }
         }
         assert!(parsed.next().is_none() && rejected.next().is_none());
+    }
+
+    /// A line of a generated body: valid, refused (by a rule or as JSON),
+    /// blank, or ended by `\r\n`.
+    fn generated_line(kind: u8, n: u32) -> String {
+        let head = format!(
+            r#""tracker_id":{},"msg_time":"2024-06-01T00:00:{:02}Z""#,
+            n % 7 + 1,
+            n % 60
+        );
+        match kind % 6 {
+            0 => format!(
+                "{{{head},\"lat\":{}.5,\"inputs\":{{\"fuel\":{n}}}}}",
+                n % 80
+            ),
+            1 => format!("{{{head},\"lat\":91}}"),
+            2 => "{\"tracker_id\":".to_owned(),
+            3 => String::new(),
+            4 => format!("{{{head},\"states\":{{\"s\":\"x{n}\"}}}}\r"),
+            _ => format!("{{\"device_id\":\"35{n}\",\"msg_time\":\"2024-06-01T00:00:00Z\"}}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// A body parsed chunk by chunk, whatever the chunks' size, gives
+        /// the rows, line numbers and rejections (listed up to the cap, and
+        /// counted) of the body parsed whole.
+        #[test]
+        fn a_body_parsed_in_chunks_is_the_body_parsed_whole(
+            lines in proptest::collection::vec((0_u8..6, 0_u32..1_000), 0..60),
+            chunk_bytes in 1_usize..600,
+            cap in 1_usize..8,
+            final_feed: bool,
+        ) {
+            let mut body = lines
+                .iter()
+                .map(|&(kind, n)| generated_line(kind, n))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if final_feed {
+                body.push('\n');
+            }
+            let body = body.as_bytes();
+            let rules = LineRules::at(1_717_200_000_000);
+            let (whole, whole_rejected) = parse_body_capped(body, &rules, cap);
+            let chunks = chunks(body, chunk_bytes);
+            let mut rejected = Rejections::new(cap);
+            let mut rows = Vec::new();
+            let mut next = 0;
+            for chunk in &chunks {
+                proptest::prop_assert_eq!(chunk.range.start, next, "chunks are contiguous");
+                next = chunk.range.end;
+                let (part, part_rejected) =
+                    parse_lines_capped(&body[chunk.range.clone()], chunk.first_line, &rules, cap);
+                rejected.absorb(part_rejected);
+                rows.extend((0..part.rows.len()).map(|row| {
+                    (part.lines[row], part.trackers[row].clone(), part.rows.message(row))
+                }));
+            }
+            proptest::prop_assert_eq!(next, body.len(), "the chunks cover the body");
+            let whole_rows: Vec<_> = (0..whole.rows.len())
+                .map(|row| (whole.lines[row], whole.trackers[row].clone(), whole.rows.message(row)))
+                .collect();
+            proptest::prop_assert_eq!(rows, whole_rows);
+            proptest::prop_assert_eq!(rejected.total(), whole_rejected.total());
+            proptest::prop_assert_eq!(rejected.into_listed(), whole_rejected.into_listed());
+        }
+    }
+
+    proptest::proptest! {
+        /// Chunks cut as a body arrives, in pieces of any size, are the
+        /// chunks of the body received whole.
+        #[test]
+        fn a_body_cut_as_it_arrives_is_cut_as_a_whole_one(
+            lines in proptest::collection::vec(0_usize..40, 0..50),
+            final_feed: bool,
+            pieces in proptest::collection::vec(1_usize..300, 1..20),
+            chunk_bytes in 1_usize..200,
+        ) {
+            let mut body = lines
+                .iter()
+                .map(|&n| "x".repeat(n))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if final_feed {
+                body.push('\n');
+            }
+            let body = body.as_bytes();
+            let whole: Vec<(Vec<u8>, usize)> = chunks(body, chunk_bytes)
+                .into_iter()
+                .map(|chunk| (body[chunk.range].to_vec(), chunk.first_line))
+                .collect();
+            let mut chunker = Chunker::new(chunk_bytes);
+            let mut arrived = Vec::new();
+            let mut rest = body;
+            for size in pieces.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (piece, after) = rest.split_at((*size).min(rest.len()));
+                chunker.push(piece, |chunk, first_line| arrived.push((chunk, first_line)));
+                rest = after;
+            }
+            arrived.extend(chunker.finish());
+            proptest::prop_assert_eq!(arrived, whole);
+        }
+    }
+
+    #[test]
+    fn a_body_is_cut_after_line_feeds_and_its_chunks_numbered_by_line() {
+        let body = b"aaaa\nbb\n\ncccccc\nd";
+        let cut: Vec<_> = chunks(body, 3)
+            .into_iter()
+            .map(|chunk| (&body[chunk.range], chunk.first_line))
+            .collect();
+        assert_eq!(
+            cut,
+            [
+                (&b"aaaa\n"[..], 1),
+                (&b"bb\n\n"[..], 2),
+                (&b"cccccc\n"[..], 4),
+                (&b"d"[..], 5),
+            ]
+        );
+        assert_eq!(
+            chunks(b"", 3),
+            [Chunk {
+                range: 0..0,
+                first_line: 1
+            }]
+        );
+        assert_eq!(
+            chunks(body, 1_000),
+            [Chunk {
+                range: 0..body.len(),
+                first_line: 1
+            }]
+        );
     }
 }

@@ -113,6 +113,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=4_096))]
     pub(crate) intake_parse_tasks: usize,
 
+    /// An intake body longer than this many bytes is stored in chunks of whole lines about this long, parsed on parallel tasks and committed as each is ready; the answer waits for all.
+    #[arg(long, env = "TRACKHOUSE_INTAKE_CHUNK_BYTES", default_value_t = 1_048_576,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(4_096..=1_073_741_824))]
+    pub(crate) intake_chunk_bytes: usize,
+
     /// Longest message-time span of one raw data read, in days; longer reads get code 211.
     #[arg(long, env = "TRACKHOUSE_RAW_DATA_MAX_SPAN_DAYS", default_value_t = 31)]
     pub(crate) raw_data_max_span_days: u32,
@@ -396,6 +401,7 @@ impl ServerArgs {
                 0 => std::thread::available_parallelism().map_or(2, usize::from),
                 tasks => tasks,
             },
+            intake_chunk_bytes: self.intake_chunk_bytes,
             raw_data_max_span_days: self.raw_data_max_span_days,
             resampling_max_span_days: self.resampling_max_span_days,
             raw_data_max_columns: self.raw_data_max_columns,

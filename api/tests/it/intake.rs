@@ -303,3 +303,76 @@ async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
         6
     );
 }
+
+/// A body longer than `intake_chunk_bytes` is stored in chunks (decision
+/// 119), each a write of its own, yet answered as one: the same accepted
+/// and duplicate counts, the same rejections listed (the first by line
+/// number, every one counted) and the same rows stored as a server that
+/// takes the body whole, with bad lines, unknown trackers and copies of
+/// lines of other chunks among its lines.
+#[tokio::test]
+async fn a_long_body_is_stored_in_chunks_and_answered_as_one() {
+    let mut answers = Vec::new();
+    for intake_chunk_bytes in [700, ApiConfig::default().intake_chunk_bytes] {
+        let srv = TestServer::start_with(ApiConfig {
+            intake_chunk_bytes,
+            max_listed_rejections: 5,
+            ..ApiConfig::default()
+        })
+        .await;
+        let acc = srv.account("chunks@example.com").await;
+        let token = srv.ingest_token(false).await;
+        let tracker = acc.trackers[0].0;
+        let line = |i: usize| match i {
+            _ if i % 17 == 3 => {
+                json!({"tracker_id": tracker, "msg_time": "2024-06-01T07:00:00Z", "lat": 91})
+            }
+            _ if i % 23 == 5 => json!({"tracker_id": 999_999, "msg_time": "2024-06-01T07:00:00Z"}),
+            _ => {
+                json!({"tracker_id": tracker, "msg_time": format!("2024-06-01T07:{:02}:{:02}Z", i / 60, i % 60),
+                        "lat": 43.25, "inputs": {"fuel": i}})
+            }
+        };
+        // Every tenth line from the 150th is a copy of a line 140 before.
+        let body: Vec<Value> = (0..200)
+            .map(|i| line(if i >= 150 && i % 10 == 0 { i - 140 } else { i }))
+            .collect();
+        let answer = post(&srv, &token, ndjson(&body), None).await;
+        let answer = answer.ok().clone();
+        let writes = srv
+            .metrics_text()
+            .await
+            .lines()
+            .find_map(|l| l.strip_prefix("trackhouse_wal_group_writes_sum "))
+            .map(|n| n.parse::<f64>().unwrap())
+            .unwrap();
+        answers.push((answer, stored_rows(&srv, &acc).await, writes));
+    }
+    let (chunked, whole) = (&answers[0], &answers[1]);
+    assert_eq!(whole.2, 1.0, "one write for the body taken whole");
+    assert!(
+        chunked.2 > 10.0,
+        "{} writes for the body in chunks",
+        chunked.2
+    );
+    assert_eq!(chunked.0, whole.0);
+    assert_eq!(chunked.1, whole.1);
+    let answer = &chunked.0;
+    // 200 lines: 12 bad (11 with i % 17 == 3, and line 161, a copy of
+    // one), 9 of an unknown tracker (i % 23 == 5), 4 copies of kept lines
+    // (lines 151, 171, 181 and 191 copy lines 11, 31, 41 and 51).
+    assert_eq!(answer["rejected_total"], 21, "{answer}");
+    assert_eq!(
+        (answer["accepted"].clone(), answer["duplicates"].clone()),
+        (json!(175), json!(4)),
+        "{answer}"
+    );
+    let listed: Vec<(u64, u64)> = answer["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["code"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(listed, [(4, 7), (6, 201), (21, 7), (29, 201), (38, 7)]);
+    assert_eq!(chunked.1, 175);
+}

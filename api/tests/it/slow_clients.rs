@@ -210,6 +210,8 @@ async fn bodies_beyond_the_parse_tasks_wait_for_one() {
         parse_tasks_are_waited_for(ApiConfig {
             rate_limits: generous_limits(),
             intake_parse_tasks: 1,
+            // One body, one parse: a body in chunks would wait for its own.
+            intake_chunk_bytes: usize::MAX,
             intake_cache_entries,
             request_body_timeout: Duration::from_secs(60),
             ..ApiConfig::default()
@@ -277,5 +279,76 @@ async fn parse_tasks_are_waited_for(config: ApiConfig) {
         text.contains("trackhouse_intake_parse_waiting 0")
             && text.contains("trackhouse_intake_parsing 0"),
         "{text}"
+    );
+}
+
+/// A long body's chunks are parsed as they arrive (decision 119), but none
+/// is stored before the whole body has: a body that stalls after several
+/// chunks' worth of lines is answered with code 5, one that goes beyond
+/// the size limit after them with code 9, and neither stores a line (the
+/// same lines sent again are all accepted, none a duplicate).
+#[tokio::test]
+async fn a_body_refused_midway_stores_none_of_its_chunks() {
+    let srv = TestServer::start_with(ApiConfig {
+        rate_limits: generous_limits(),
+        request_body_timeout: Duration::from_millis(500),
+        intake_chunk_bytes: 1_000,
+        max_ingest_bytes: 20_000,
+        ..ApiConfig::default()
+    })
+    .await;
+    let acc = srv.account("midway@example.com").await;
+    let (_, token) = srv
+        .store
+        .create_ingest_token("midway", false)
+        .await
+        .unwrap();
+    let tracker = acc.trackers[0].0;
+    let lines: String = (0..100)
+        .map(|i| {
+            format!(
+                "{{\"tracker_id\":{tracker},\"msg_time\":\"2024-06-01T07:{:02}:{:02}Z\",\"lat\":43.25}}\n",
+                i / 60,
+                i % 60
+            )
+        })
+        .collect();
+    assert!(
+        lines.len() > 5_000 && lines.len() < 20_000 && lines.len() * 4 > 20_000,
+        "{}",
+        lines.len()
+    );
+
+    // Several chunks' worth, then nothing more of the 20,000 bytes announced.
+    let mut stream = TcpStream::connect(address(&srv)).await.unwrap();
+    let head = format!(
+        "POST /ingest/v1/messages HTTP/1.1\r\nHost: trackhouse\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/x-ndjson\r\nContent-Length: 20000\r\n\r\n{lines}",
+        token.expose()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let answer = until_closed(&mut stream, Duration::from_secs(5))
+        .await
+        .unwrap_or_default();
+    assert!(answer.contains("\"code\":5"), "{answer}");
+
+    // The same lines and more, beyond the limit.
+    let post = |body: String| {
+        srv.client
+            .post(srv.url("/ingest/v1/messages"))
+            .header("authorization", format!("Bearer {}", token.expose()))
+            .body(body)
+            .send()
+    };
+    let too_large = post(lines.repeat(4)).await.unwrap();
+    assert_eq!(too_large.status(), 412);
+    let too_large: serde_json::Value = too_large.json().await.unwrap();
+    assert_eq!(too_large["status"]["code"], 9, "{too_large}");
+
+    let stored: serde_json::Value = post(lines).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (stored["accepted"].clone(), stored["duplicates"].clone()),
+        (100.into(), 0.into()),
+        "{stored}"
     );
 }
