@@ -78,16 +78,7 @@ impl Rejections {
         if let Some(limit) = rejection.limit {
             *self.by_limit.entry(limit).or_default() += 1;
         }
-        if self.listed.len() < self.cap {
-            self.listed.push(ByLine(rejection));
-        } else if self
-            .listed
-            .peek()
-            .is_some_and(|last| rejection.line < last.0.line)
-        {
-            self.listed.pop();
-            self.listed.push(ByLine(rejection));
-        }
+        self.list(rejection);
     }
 
     /// Adds the rejections of another part of the same body (another
@@ -99,16 +90,22 @@ impl Rejections {
             *self.by_limit.entry(limit).or_default() += count;
         }
         for ByLine(rejection) in other.listed {
-            if self.listed.len() < self.cap {
-                self.listed.push(ByLine(rejection));
-            } else if self
-                .listed
-                .peek()
-                .is_some_and(|last| rejection.line < last.0.line)
-            {
-                self.listed.pop();
-                self.listed.push(ByLine(rejection));
-            }
+            self.list(rejection);
+        }
+    }
+
+    /// Lists `rejection` if its line is among the first `cap` listed so
+    /// far (it is counted already).
+    fn list(&mut self, rejection: RejectedLine) {
+        if self.listed.len() < self.cap {
+            self.listed.push(ByLine(rejection));
+        } else if self
+            .listed
+            .peek()
+            .is_some_and(|last| rejection.line < last.0.line)
+        {
+            self.listed.pop();
+            self.listed.push(ByLine(rejection));
         }
     }
 
