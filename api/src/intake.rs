@@ -16,7 +16,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::routing::post;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Limited};
 use ingest::intake::{self, Limit, LineRules, ParsedBody, RejectedLine, TrackerRef};
 use platform::{IntakeTracker, Secret, TrackerKeyRef};
 use schemas::{ErrorCode, TrackerId};
@@ -26,6 +26,7 @@ use utoipa::ToSchema;
 
 use crate::answer::{Answer, Schemas, Success};
 use crate::metrics::LookupKind;
+use crate::params;
 use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
 use crate::{ApiError, ApiResult, AppState};
 
@@ -169,8 +170,6 @@ async fn messages(
     })?;
     let _permit = intake_slot(&state).await?;
     let config = &state.inner.config;
-    let limit = config.max_ingest_bytes;
-    let deadline = tokio::time::Instant::now() + config.request_body_timeout;
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
@@ -184,78 +183,19 @@ async fn messages(
             .saturating_sub(i64::from(config.max_message_age_days).saturating_mul(86_400_000)),
         ..LineRules::at(now)
     };
-    let max_listed = config.max_listed_rejections;
     let request = Arc::new(Request {
         state: state.clone(),
         rules,
         owner: token.user,
         generation: stats.generation,
-        max_listed,
+        max_listed: config.max_listed_rejections,
         arrived: tokio::sync::watch::channel(false).0,
     });
-    // A long body is stored in chunks of whole lines, each parsed and
-    // prepared on its own task as soon as it has arrived, and committed
-    // once the whole body has (so a body refused as too large or too slow
-    // stores nothing) and it is ready: the body's parse overlaps its
-    // arrival and uses every free core, and the writer commits one chunk
-    // while the next is parsed. The answer waits for every chunk.
-    let mut chunks = futures::stream::FuturesUnordered::new();
-    let mut chunker = intake::Chunker::new(config.intake_chunk_bytes);
-    let mut body = Limited::new(body, limit);
-    let mut receiving = true;
-    if !matches!(encoding.as_str(), "" | "identity") {
-        // A compressed body is read whole, then decoded on a parse task.
-        let raw = tokio::time::timeout_at(deadline, (&mut body).collect())
-            .await
-            .map_err(|_| crate::params::too_slow(config.request_body_timeout))?
-            .map_err(|e| body_error(&e, limit))?
-            .to_bytes();
-        let decoded = on_parse_task(&state, move || {
-            Ok(decode(&raw, &encoding, limit)?.into_owned())
-        })
-        .await?;
-        let decoded = Bytes::from(decoded);
-        for chunk in intake::chunks(&decoded, config.intake_chunk_bytes) {
-            let lines = decoded.slice(chunk.range);
-            chunks.push(store_chunk(request.clone(), lines, chunk.first_line));
-        }
-        request.arrived.send_replace(true);
-        receiving = false;
-    }
-    let (mut accepted, mut duplicates) = (0, 0);
-    let mut rejected = intake::Rejections::new(max_listed);
-    loop {
-        tokio::select! {
-            frame = tokio::time::timeout_at(deadline, body.frame()), if receiving => {
-                let frame = frame.map_err(|_| crate::params::too_slow(config.request_body_timeout))?;
-                match frame {
-                    Some(frame) => {
-                        let frame = frame.map_err(|e| body_error(&e, limit))?;
-                        if let Ok(data) = frame.into_data() {
-                            chunker.push(&data, |lines, first_line| {
-                                chunks.push(store_chunk(request.clone(), lines.into(), first_line));
-                            });
-                        }
-                    }
-                    None => {
-                        receiving = false;
-                        let last = std::mem::replace(&mut chunker, intake::Chunker::new(1)).finish();
-                        if let Some((lines, first_line)) = last {
-                            chunks.push(store_chunk(request.clone(), lines.into(), first_line));
-                        }
-                        request.arrived.send_replace(true);
-                    }
-                }
-            }
-            Some(chunk) = chunks.next() => {
-                let chunk = chunk?;
-                accepted += chunk.accepted;
-                duplicates += chunk.duplicates;
-                rejected.absorb(chunk.rejected);
-            }
-            else => break,
-        }
-    }
+    let Stored {
+        accepted,
+        duplicates,
+        rejected,
+    } = store_body(request, body, encoding).await?;
     let ingest = state.ingest();
     ingest.count_rejected(rejected.total());
     for limit in [Limit::InnerEntries, Limit::MessageAge] {
@@ -273,6 +213,81 @@ async fn messages(
     }))
 }
 
+/// Receives `body` (`Content-Encoding: encoding`) within
+/// `--request-body-timeout-ms` and `--max-ingest-bytes`, and stores it.
+///
+/// A long body is stored in chunks of whole lines, each parsed and
+/// prepared on its own task as soon as it has arrived, and committed once
+/// the whole body has (so a body refused as too large or too slow stores
+/// nothing) and it is ready: the body's parse overlaps its arrival and
+/// uses every free core, and the writer commits one chunk while the next
+/// is parsed. Answers once every chunk is stored, with the body's counts
+/// and rejections.
+async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiResult<Stored> {
+    let state = &request.state;
+    let config = &state.inner.config;
+    let limit = config.max_ingest_bytes;
+    let timeout = config.request_body_timeout;
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut chunks = futures::stream::FuturesUnordered::new();
+    let mut chunker = intake::Chunker::new(config.intake_chunk_bytes);
+    let mut body = Limited::new(body, limit);
+    let mut receiving = true;
+    if !matches!(encoding.as_str(), "" | "identity") {
+        // A compressed body is read whole, then decoded on a parse task.
+        let raw = tokio::time::timeout_at(deadline, (&mut body).collect())
+            .await
+            .map_err(|_| params::too_slow(timeout))?
+            .map_err(|e| params::body_error(&e, limit))?
+            .to_bytes();
+        let decoded = on_parse_task(state, move || {
+            Ok(decode(&raw, &encoding, limit)?.into_owned())
+        })
+        .await?;
+        let decoded = Bytes::from(decoded);
+        for chunk in intake::chunks(&decoded, config.intake_chunk_bytes) {
+            let lines = decoded.slice(chunk.range);
+            chunks.push(store_chunk(request.clone(), lines, chunk.first_line));
+        }
+        request.arrived.send_replace(true);
+        receiving = false;
+    }
+    let mut stored = Stored {
+        accepted: 0,
+        duplicates: 0,
+        rejected: intake::Rejections::new(request.max_listed),
+    };
+    loop {
+        tokio::select! {
+            frame = tokio::time::timeout_at(deadline, body.frame()), if receiving => {
+                let frame = frame.map_err(|_| params::too_slow(timeout))?;
+                if let Some(frame) = frame {
+                    let frame = frame.map_err(|e| params::body_error(&e, limit))?;
+                    if let Ok(data) = frame.into_data() {
+                        chunker.push(&data, |lines, first_line| {
+                            chunks.push(store_chunk(request.clone(), lines.into(), first_line));
+                        });
+                    }
+                } else {
+                    receiving = false;
+                    if let Some((lines, first_line)) = chunker.finish() {
+                        chunks.push(store_chunk(request.clone(), lines.into(), first_line));
+                    }
+                    request.arrived.send_replace(true);
+                }
+            }
+            Some(chunk) = chunks.next() => {
+                let chunk = chunk?;
+                stored.accepted += chunk.accepted;
+                stored.duplicates += chunk.duplicates;
+                stored.rejected.absorb(chunk.rejected);
+            }
+            else => break,
+        }
+    }
+    Ok(stored)
+}
+
 /// What every chunk of one request shares.
 struct Request {
     state: AppState,
@@ -286,8 +301,8 @@ struct Request {
     arrived: tokio::sync::watch::Sender<bool>,
 }
 
-/// What one chunk of a body stored and refused.
-struct StoredChunk {
+/// What a body, or one chunk of it, stored and refused.
+struct Stored {
     accepted: usize,
     duplicates: usize,
     rejected: intake::Rejections,
@@ -296,11 +311,7 @@ struct StoredChunk {
 /// Parses, resolves and prepares one chunk of a request's body (`lines`,
 /// whose first line is line `first_line` of the body), and commits it
 /// once the whole body has arrived.
-async fn store_chunk(
-    request: Arc<Request>,
-    lines: Bytes,
-    first_line: usize,
-) -> ApiResult<StoredChunk> {
+async fn store_chunk(request: Arc<Request>, lines: Bytes, first_line: usize) -> ApiResult<Stored> {
     let state = &request.state;
     let preparer = state.ingest().preparer()?;
     let task = request.clone();
@@ -382,7 +393,7 @@ async fn store_chunk(
         line.limit = Some(Limit::InnerNamesPerDay);
         rejected.push(line);
     }
-    Ok(StoredChunk {
+    Ok(Stored {
         accepted: outcome.accepted,
         duplicates: outcome.duplicates,
         rejected,
@@ -390,7 +401,7 @@ async fn store_chunk(
 }
 
 fn bearer(headers: &HeaderMap) -> ApiResult<Secret> {
-    let token = crate::params::bearer_token(headers).ok_or_else(|| {
+    let token = params::bearer_token(headers).ok_or_else(|| {
         ApiError::with_description(
             ErrorCode::WrongHash,
             "Wrong hash: send `Authorization: Bearer <ingest token>`",
@@ -493,25 +504,6 @@ fn busy(reason: &str) -> ApiError {
     .retry_after(1)
 }
 
-/// A body that could not be read: beyond `limit` (412, code 9), or broken off.
-fn body_error(e: &axum::BoxError, limit: usize) -> ApiError {
-    if e.downcast_ref::<LengthLimitError>().is_some() {
-        too_large(limit)
-    } else {
-        ApiError::with_description(
-            ErrorCode::WrongRequestFormat,
-            format!("reading the body failed: {e}"),
-        )
-    }
-}
-
-fn too_large(limit: usize) -> ApiError {
-    ApiError::with_description(
-        ErrorCode::TooLargeRequest,
-        format!("Too large request: the body exceeds {limit} bytes"),
-    )
-}
-
 /// Undoes `Content-Encoding`, refusing more than `limit` decoded bytes (an
 /// identity body is read where it is).
 fn decode<'r>(raw: &'r [u8], encoding: &str, limit: usize) -> ApiResult<Cow<'r, [u8]>> {
@@ -528,7 +520,7 @@ fn decode<'r>(raw: &'r [u8], encoding: &str, limit: usize) -> ApiResult<Cow<'r, 
                 )
             })?;
         if out.len() > limit {
-            return Err(too_large(limit));
+            return Err(params::too_large(limit));
         }
         Ok(Cow::Owned(out))
     };

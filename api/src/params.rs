@@ -59,16 +59,7 @@ impl Input {
         let bytes = Limited::new(body, max_bytes)
             .collect()
             .await
-            .map_err(|e| {
-                if e.downcast_ref::<LengthLimitError>().is_some() {
-                    too_large(max_bytes)
-                } else {
-                    ApiError::with_description(
-                        ErrorCode::WrongRequestFormat,
-                        format!("reading the body failed: {e}"),
-                    )
-                }
-            })?
+            .map_err(|e| body_error(&e, max_bytes))?
             .to_bytes();
         if !bytes.iter().all(u8::is_ascii_whitespace) {
             match body_kind(&parts.headers, &bytes)? {
@@ -247,10 +238,30 @@ pub(crate) fn too_slow(timeout: std::time::Duration) -> ApiError {
     )
 }
 
-fn too_large(max_bytes: usize) -> ApiError {
+/// A body that could not be read: beyond `max_bytes` (412, code 9), or
+/// broken off.
+pub(crate) fn body_error(e: &axum::BoxError, max_bytes: usize) -> ApiError {
+    if e.downcast_ref::<LengthLimitError>().is_some() {
+        too_large(max_bytes)
+    } else {
+        ApiError::with_description(
+            ErrorCode::WrongRequestFormat,
+            format!(
+                "{}: reading the body failed: {e}",
+                ErrorCode::WrongRequestFormat.meaning()
+            ),
+        )
+    }
+}
+
+/// A body, or what it decodes to, longer than `max_bytes` (412, code 9).
+pub(crate) fn too_large(max_bytes: usize) -> ApiError {
     ApiError::with_description(
         ErrorCode::TooLargeRequest,
-        format!("the request body exceeds {max_bytes} bytes"),
+        format!(
+            "{}: the request body exceeds {max_bytes} bytes",
+            ErrorCode::TooLargeRequest.meaning()
+        ),
     )
 }
 

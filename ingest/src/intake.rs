@@ -266,10 +266,14 @@ impl Chunker {
         }
     }
 
-    /// The last chunk: what is left (empty when the body ended with a
-    /// chunk's line feed), and its first line's number.
-    pub fn finish(self) -> Option<(Vec<u8>, usize)> {
-        (!self.cut || !self.buffer.is_empty()).then_some((self.buffer, self.first_line))
+    /// At the end of the body, the last chunk: what is left, and its first
+    /// line's number. `None` when the body ended with a chunk's line feed
+    /// (an empty body is one empty chunk), and on every later call.
+    pub fn finish(&mut self) -> Option<(Vec<u8>, usize)> {
+        let last = (!self.cut || !self.buffer.is_empty())
+            .then(|| (std::mem::take(&mut self.buffer), self.first_line));
+        self.cut = true;
+        last
     }
 
     /// Hands out the buffer's first `end` bytes as a chunk.
@@ -545,6 +549,7 @@ mod tests {
             }
             arrived.extend(chunker.finish());
             proptest::prop_assert_eq!(arrived, whole);
+            proptest::prop_assert_eq!(chunker.finish(), None);
         }
     }
 
