@@ -189,7 +189,6 @@ async fn messages(
         owner: token.user,
         generation: stats.generation,
         max_listed: config.max_listed_rejections,
-        arrived: tokio::sync::watch::channel(false).0,
     });
     let Stored {
         accepted,
@@ -216,13 +215,13 @@ async fn messages(
 /// Receives `body` (`Content-Encoding: encoding`) within
 /// `--request-body-timeout-ms` and `--max-ingest-bytes`, and stores it.
 ///
-/// A long body is stored in chunks of whole lines, each parsed and
-/// prepared on its own task as soon as it has arrived, and committed once
-/// the whole body has (so a body refused as too large or too slow stores
-/// nothing) and it is ready: the body's parse overlaps its arrival and
-/// uses every free core, and the writer commits one chunk while the next
-/// is parsed. Answers once every chunk is stored, with the body's counts
-/// and rejections.
+/// A long body is cut into chunks of whole lines, each parsed and
+/// prepared on its own task as soon as it has arrived (the body's parse
+/// overlaps its arrival and uses every free core). Once the whole body has
+/// arrived and every chunk is prepared, the chunks are committed as one
+/// (`Ingest::commit_all`): a body refused as too large or too slow, or
+/// answered with an error (503 when the writer is behind), stores nothing.
+/// Answers the body's counts and rejections.
 async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiResult<Stored> {
     let state = &request.state;
     let config = &state.inner.config;
@@ -247,16 +246,11 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
         let decoded = Bytes::from(decoded);
         for chunk in intake::chunks(&decoded, config.intake_chunk_bytes) {
             let lines = decoded.slice(chunk.range);
-            chunks.push(store_chunk(request.clone(), lines, chunk.first_line));
+            chunks.push(prepare_chunk(request.clone(), lines, chunk.first_line));
         }
-        request.arrived.send_replace(true);
         receiving = false;
     }
-    let mut stored = Stored {
-        accepted: 0,
-        duplicates: 0,
-        rejected: intake::Rejections::new(request.max_listed),
-    };
+    let mut ready = Vec::new();
     loop {
         tokio::select! {
             frame = tokio::time::timeout_at(deadline, body.frame()), if receiving => {
@@ -265,24 +259,47 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
                     let frame = frame.map_err(|e| params::body_error(&e, limit))?;
                     if let Ok(data) = frame.into_data() {
                         chunker.push(&data, |lines, first_line| {
-                            chunks.push(store_chunk(request.clone(), lines.into(), first_line));
+                            chunks.push(prepare_chunk(request.clone(), lines.into(), first_line));
                         });
                     }
                 } else {
                     receiving = false;
                     if let Some((lines, first_line)) = chunker.finish() {
-                        chunks.push(store_chunk(request.clone(), lines.into(), first_line));
+                        chunks.push(prepare_chunk(request.clone(), lines.into(), first_line));
                     }
-                    request.arrived.send_replace(true);
                 }
             }
-            Some(chunk) = chunks.next() => {
-                let chunk = chunk?;
-                stored.accepted += chunk.accepted;
-                stored.duplicates += chunk.duplicates;
-                stored.rejected.absorb(chunk.rejected);
-            }
+            Some(chunk) = chunks.next() => ready.push(chunk?),
             else => break,
+        }
+    }
+    // In the body's order: the per-day limit on inner columns refuses the
+    // same lines whatever the chunking.
+    ready.sort_unstable_by_key(|chunk: &ReadyChunk| chunk.lines.first().copied());
+    let mut writes = Vec::with_capacity(ready.len());
+    let mut stored = Stored {
+        accepted: 0,
+        duplicates: 0,
+        rejected: intake::Rejections::new(request.max_listed),
+    };
+    let mut kept_lines = Vec::with_capacity(ready.len());
+    for chunk in ready {
+        writes.push(*chunk.write);
+        kept_lines.push(chunk.lines);
+        stored.rejected.absorb(chunk.rejected);
+    }
+    let outcomes = state.ingest().commit_all(writes).await?;
+    for (lines, outcome) in kept_lines.iter().zip(outcomes) {
+        stored.accepted += outcome.accepted;
+        stored.duplicates += outcome.duplicates;
+        for (index, description) in outcome.rejected {
+            let mut line = RejectedLine::new(
+                lines.get(index).copied().unwrap_or_default(),
+                ErrorCode::InvalidParameters,
+                description,
+            );
+            line.limit = Some(Limit::InnerNamesPerDay);
+            stored.rejected.push(line);
         }
     }
     Ok(stored)
@@ -297,21 +314,32 @@ struct Request {
     /// The look-up generation the token was read at.
     generation: Option<i64>,
     max_listed: usize,
-    /// Set once the whole body has arrived: no chunk is committed before.
-    arrived: tokio::sync::watch::Sender<bool>,
 }
 
-/// What a body, or one chunk of it, stored and refused.
+/// What a body stored and refused.
 struct Stored {
     accepted: usize,
     duplicates: usize,
     rejected: intake::Rejections,
 }
 
+/// One chunk of a body, prepared: its write and the lines it refused.
+struct ReadyChunk {
+    /// The body's line numbers of the write's messages, in order.
+    lines: Vec<usize>,
+    /// Boxed: a future of [`prepare_chunk`] is moved while it is polled.
+    write: Box<ingest::PreparedWrite>,
+    rejected: intake::Rejections,
+}
+
 /// Parses, resolves and prepares one chunk of a request's body (`lines`,
-/// whose first line is line `first_line` of the body), and commits it
-/// once the whole body has arrived.
-async fn store_chunk(request: Arc<Request>, lines: Bytes, first_line: usize) -> ApiResult<Stored> {
+/// whose first line is line `first_line` of the body), for the body's
+/// commit.
+async fn prepare_chunk(
+    request: Arc<Request>,
+    lines: Bytes,
+    first_line: usize,
+) -> ApiResult<ReadyChunk> {
     let state = &request.state;
     let preparer = state.ingest().preparer()?;
     let task = request.clone();
@@ -326,7 +354,6 @@ async fn store_chunk(request: Arc<Request>, lines: Bytes, first_line: usize) -> 
             owner,
             generation,
             max_listed,
-            ..
         } = &*task;
         let (parsed, mut rejected) =
             intake::parse_lines_capped(&lines, first_line, rules, *max_listed);
@@ -353,14 +380,7 @@ async fn store_chunk(request: Arc<Request>, lines: Bytes, first_line: usize) -> 
         })
     })
     .await?;
-    // Never closed before this future is dropped: the request holds it.
-    let _ = request
-        .arrived
-        .subscribe()
-        .wait_for(|arrived| *arrived)
-        .await;
-
-    let (lines, outcome, mut rejected) = match parsed {
+    match parsed {
         Parsed::Ready {
             lines,
             write,
@@ -372,7 +392,11 @@ async fn store_chunk(request: Arc<Request>, lines: Bytes, first_line: usize) -> 
                 .inner
                 .metrics
                 .count_lookup(LookupKind::Trackers, &stats, lookup.entries());
-            (lines, state.ingest().commit(*write).await?, rejected)
+            Ok(ReadyChunk {
+                lines,
+                write,
+                rejected,
+            })
         }
         Parsed::Lines {
             parsed,
@@ -381,23 +405,13 @@ async fn store_chunk(request: Arc<Request>, lines: Bytes, first_line: usize) -> 
             let (lines, rows) = resolve(state, *parsed, request.owner, &mut rejected).await?;
             let preparer = state.ingest().preparer()?;
             let write = on_parse_task(state, move || Ok(preparer.prepare(rows)?)).await?;
-            (lines, state.ingest().commit(write).await?, rejected)
+            Ok(ReadyChunk {
+                lines,
+                write: Box::new(write),
+                rejected,
+            })
         }
-    };
-    for (index, description) in outcome.rejected {
-        let mut line = RejectedLine::new(
-            lines.get(index).copied().unwrap_or_default(),
-            ErrorCode::InvalidParameters,
-            description,
-        );
-        line.limit = Some(Limit::InnerNamesPerDay);
-        rejected.push(line);
     }
-    Ok(Stored {
-        accepted: outcome.accepted,
-        duplicates: outcome.duplicates,
-        rejected,
-    })
 }
 
 fn bearer(headers: &HeaderMap) -> ApiResult<Secret> {

@@ -312,10 +312,12 @@ pub(crate) fn memory_of(batches: &[RecordBatch]) -> usize {
 /// Commands of the writer thread, handled in order.
 #[derive(Debug)]
 pub(crate) enum Command {
+    /// Writes committed together: all in one group, so all or none.
     Write {
-        /// The messages' keys, WAL encodings and memtable batches.
-        prepared: Prepared,
-        reply: tokio::sync::oneshot::Sender<Result<WriteOutcome>>,
+        /// Each write's keys, WAL encoding and memtable batches.
+        prepared: Vec<Prepared>,
+        /// One outcome per write, in order.
+        reply: tokio::sync::oneshot::Sender<Result<Vec<WriteOutcome>>>,
     },
     /// Seal the WAL segment; answer it and how many memtable batches it covers.
     Rotate {
@@ -491,33 +493,54 @@ impl Ingest {
     /// Hands a prepared write to the writer thread; returns once its
     /// accepted messages are durable and visible (as [`Ingest::write`]).
     pub async fn commit(&self, write: PreparedWrite) -> Result<WriteOutcome> {
-        let PreparedWrite {
-            prepared,
-            points,
-            loading,
-        } = write;
-        let Some(prepared) = prepared else {
-            return Ok(WriteOutcome::default());
-        };
-        if let Some(read) = loading {
-            // Past the patience (a slow disk), the writer reads them.
-            let _ = tokio::time::timeout(LOADER_PATIENCE, read).await;
-        }
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let sender = open_sender(&self.commands)?;
-        match sender.try_send(Command::Write { prepared, reply }) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                self.shared.metrics.count_backpressure("pending_writes");
-                return Err(Error::Backpressure {
-                    reason: "too many writes are queued",
-                });
+        let mut outcomes = self.commit_all(vec![write]).await?;
+        Ok(outcomes.pop().unwrap_or_default())
+    }
+
+    /// Commits `writes` as one, answering each one's outcome in order: the
+    /// writer takes them into one group, so either every accepted message
+    /// of every write is durable and visible, or (an error) none was
+    /// acknowledged and a retry stores them all. The parts of one request
+    /// (a long body's chunks) are committed so.
+    pub async fn commit_all(&self, writes: Vec<PreparedWrite>) -> Result<Vec<WriteOutcome>> {
+        // Past the patience (a slow disk), the writer reads what is left.
+        let patience = tokio::time::Instant::now() + LOADER_PATIENCE;
+        let mut prepared = Vec::with_capacity(writes.len());
+        let mut points = Vec::with_capacity(writes.len());
+        for write in writes {
+            if let Some(read) = write.loading {
+                let _ = tokio::time::timeout_at(patience, read).await;
             }
-            Err(TrySendError::Disconnected(_)) => return Err(Error::Stopped),
+            points.push((write.prepared.is_some(), write.points));
+            prepared.extend(write.prepared);
         }
-        let outcome = answer.await.map_err(|_| Error::Stopped)??;
-        self.record_live(points, &outcome);
-        Ok(outcome)
+        let mut outcomes = if prepared.is_empty() {
+            Vec::new().into_iter()
+        } else {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let sender = open_sender(&self.commands)?;
+            match sender.try_send(Command::Write { prepared, reply }) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_)) => {
+                    self.shared.metrics.count_backpressure("pending_writes");
+                    return Err(Error::Backpressure {
+                        reason: "too many writes are queued",
+                    });
+                }
+                Err(TrySendError::Disconnected(_)) => return Err(Error::Stopped),
+            }
+            answer.await.map_err(|_| Error::Stopped)??.into_iter()
+        };
+        let mut answered = Vec::with_capacity(points.len());
+        for (sent, points) in points {
+            let outcome = match sent {
+                true => outcomes.next().unwrap_or_default(),
+                false => WriteOutcome::default(),
+            };
+            self.record_live(points, &outcome);
+            answered.push(outcome);
+        }
+        Ok(answered)
     }
 
     /// Records the acknowledged points of a write (duplicates again, harmlessly; not the rejected).

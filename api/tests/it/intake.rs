@@ -304,8 +304,48 @@ async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
     );
 }
 
+/// A long body refused with 503 (the writer behind) stores none of its
+/// chunks: the resend stores every line, none counted a duplicate.
+#[tokio::test]
+async fn a_long_body_answered_503_stores_none_of_its_chunks() {
+    let srv = TestServer::start_full(
+        ApiConfig {
+            intake_chunk_bytes: 700,
+            ..ApiConfig::default()
+        },
+        |c| ingest::IngestConfig {
+            max_unflushed_rows: 5,
+            flush_interval: std::time::Duration::from_secs(3600),
+            ..c
+        },
+    )
+    .await;
+    let acc = srv.account("busy-chunks@example.com").await;
+    let token = srv.ingest_token(false).await;
+    let all = lines(&acc, 66);
+    assert!(ndjson(&all[6..]).len() > 10 * 700, "a body of many chunks");
+    assert_eq!(
+        post(&srv, &token, ndjson(&all[..6]), None).await.ok()["accepted"],
+        6
+    );
+    post(&srv, &token, ndjson(&all[6..]), None)
+        .await
+        .error(8, 503);
+    assert_eq!(stored_rows(&srv, &acc).await, 6);
+    srv.ingest.flush().unwrap();
+    let answer = post(&srv, &token, ndjson(&all[6..]), None).await;
+    assert_eq!(
+        (
+            answer.ok()["accepted"].clone(),
+            answer.ok()["duplicates"].clone()
+        ),
+        (json!(60), json!(0))
+    );
+}
+
 /// A body longer than `intake_chunk_bytes` is stored in chunks (decision
-/// 119), each a write of its own, yet answered as one: the same accepted
+/// 119), each a write of its own committed in one group with one
+/// fdatasync (all or nothing), and answered as one: the same accepted
 /// and duplicate counts, the same rejections listed (the first by line
 /// number, every one counted) and the same rows stored as a server that
 /// takes the body whole, with bad lines, unknown trackers and copies of
@@ -339,14 +379,17 @@ async fn a_long_body_is_stored_in_chunks_and_answered_as_one() {
             .collect();
         let answer = post(&srv, &token, ndjson(&body), None).await;
         let answer = answer.ok().clone();
-        let writes = srv
-            .metrics_text()
-            .await
-            .lines()
-            .find_map(|l| l.strip_prefix("trackhouse_wal_group_writes_sum "))
-            .map(|n| n.parse::<f64>().unwrap())
-            .unwrap();
-        answers.push((answer, stored_rows(&srv, &acc).await, writes));
+        let metrics = srv.metrics_text().await;
+        let metric = |name: &str| {
+            metrics
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+                .map(|n| n.parse::<f64>().unwrap())
+                .unwrap()
+        };
+        let writes = metric("trackhouse_wal_group_writes_sum");
+        let fsyncs = metric("trackhouse_wal_fsyncs_total");
+        answers.push((answer, stored_rows(&srv, &acc).await, writes, fsyncs));
     }
     let (chunked, whole) = (&answers[0], &answers[1]);
     assert_eq!(whole.2, 1.0, "one write for the body taken whole");
@@ -354,6 +397,11 @@ async fn a_long_body_is_stored_in_chunks_and_answered_as_one() {
         chunked.2 > 10.0,
         "{} writes for the body in chunks",
         chunked.2
+    );
+    assert_eq!(
+        (chunked.3, whole.3),
+        (1.0, 1.0),
+        "the body's writes committed by one fdatasync"
     );
     assert_eq!(chunked.0, whole.0);
     assert_eq!(chunked.1, whole.1);

@@ -24,11 +24,11 @@ use crate::{Error, Result};
 /// Most writes committed by one fdatasync.
 const MAX_GROUP: usize = 512;
 
-type Reply = tokio::sync::oneshot::Sender<Result<WriteOutcome>>;
+type Reply = tokio::sync::oneshot::Sender<Result<Vec<WriteOutcome>>>;
 
-/// A write waiting for its group.
+/// Writes committed together, waiting for their group.
 struct Pending {
-    prepared: Prepared,
+    prepared: Vec<Prepared>,
     reply: Reply,
 }
 
@@ -125,13 +125,14 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<Pending>) {
     let mut groups = Vec::with_capacity(writes.len());
     let mut replies = Vec::with_capacity(writes.len());
     for write in writes {
-        groups.push(write.prepared);
-        replies.push(write.reply);
+        replies.push((write.reply, write.prepared.len()));
+        groups.extend(write.prepared);
     }
     match store(shared, wal, groups, &mut recorded) {
         Ok(outcomes) => {
-            for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                let _ = reply.send(Ok(outcome));
+            let mut outcomes = outcomes.into_iter();
+            for (reply, writes) in replies {
+                let _ = reply.send(Ok(outcomes.by_ref().take(writes).collect()));
             }
         }
         Err(e) => {
@@ -145,7 +146,7 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<Pending>) {
                 tracing::error!(error = %e, writes = replies.len(), "a write group failed");
             }
             let message = e.to_string();
-            for reply in replies {
+            for (reply, _) in replies {
                 let answer = if unavailable {
                     Error::StorageUnavailable {
                         reason: wal.failure().map_or_else(
