@@ -85,15 +85,18 @@ impl TrackerTrail {
     }
 }
 
-/// A point as a ring keeps it: 24 bytes where a [`LivePoint`] takes 64
-/// (10,000 trackers of 1,000 points: 240 MB, not 640). Coordinates in
-/// units of 1e-7 degree (about a centimetre, what Teltonika devices send);
-/// what a live view shows is rounded to that. Speed and heading are kept
-/// for the ring's newest point only ([`Motion`]).
+/// A point as a ring keeps it: 16 bytes where a [`LivePoint`] takes 64
+/// (10,000 trackers of 1,000 points: 160 MB, not 640). Its message time is
+/// kept in ms after its ring's base ([`Ring::base_ms`], within ±24.8 days
+/// of every point kept), its server time in ms after its message time
+/// (clamped to ±24.8 days: see [`Ring::newest_server_ms`]), its coordinates
+/// in units of 1e-7 degree (about a centimetre, what Teltonika devices
+/// send); what a live view shows is rounded to that. Speed and heading are
+/// kept for the ring's newest point only ([`Motion`]).
 #[derive(Debug, Clone, Copy)]
 struct Kept {
-    message_time_ms: i64,
-    server_time_ms: i64,
+    time: i32,
+    received: i32,
     lat: i32,
     lng: i32,
 }
@@ -104,26 +107,34 @@ const PER_DEGREE: f64 = 1e7;
 const PER_KMH: f64 = 1e3;
 
 impl Kept {
-    fn of(point: &LivePoint) -> Self {
+    /// `point`, whose message time is `time` ms after its ring's base.
+    fn of(point: &LivePoint, time: i32) -> Self {
         // `as` saturates: a position is within ±180 degrees (±1.8e9 units).
         Self {
-            message_time_ms: point.message_time_ms,
-            server_time_ms: point.server_time_ms,
+            time,
+            received: clamp(point.server_time_ms.saturating_sub(point.message_time_ms)),
             lat: (point.lat * PER_DEGREE).round() as i32,
             lng: (point.lng * PER_DEGREE).round() as i32,
         }
     }
 
-    fn point(&self) -> LivePoint {
+    /// The point, its ring's base being `base_ms`.
+    fn point(&self, base_ms: i64) -> LivePoint {
+        let message_time_ms = base_ms + i64::from(self.time);
         LivePoint {
-            message_time_ms: self.message_time_ms,
-            server_time_ms: self.server_time_ms,
+            message_time_ms,
+            server_time_ms: message_time_ms + i64::from(self.received),
             lat: f64::from(self.lat) / PER_DEGREE,
             lng: f64::from(self.lng) / PER_DEGREE,
             speed: None,
             heading: None,
         }
     }
+}
+
+/// `ms` within what an `i32` holds (±24.8 days).
+fn clamp(ms: i64) -> i32 {
+    ms.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }
 
 /// Speed and heading of a ring's newest point; the speed rounded to a
@@ -156,42 +167,64 @@ impl Motion {
 struct Ring {
     /// Sorted by message time, at most one point per message time.
     points: VecDeque<Kept>,
+    /// The message time [`Kept::time`] counts from: at or before the
+    /// newest point's, and within ±24.8 days of every point's.
+    base_ms: i64,
+    /// The newest point's exact server time (a [`Kept`]'s is clamped to
+    /// 24.8 days from its message time). A live view shows, besides the
+    /// newest, only points of the last day (`MAX_TRACE_DURATION_S`), whose
+    /// server times are within two days of their message times (the
+    /// intake refuses times over a day ahead of its clock), so no point a
+    /// view shows has a clamped server time.
+    newest_server_ms: i64,
     /// Of the newest point.
     motion: Motion,
     last_server_time_ms: i64,
 }
 
+/// How far behind its newest a ring keeps a point: 24.8 days (what a
+/// [`Kept`] offset holds), far more than a live view shows.
+const KEPT_BEHIND_MS: i64 = i32::MAX as i64;
+
 impl Ring {
-    /// Puts `point` in its place; answers how many points the ring gained (0 or 1).
-    fn insert(&mut self, point: LivePoint, capacity: usize) -> usize {
+    /// Puts `point` in its place; answers how many points the ring gained
+    /// (1, 0, or fewer when a much newer point took points past
+    /// [`KEPT_BEHIND_MS`] out).
+    fn insert(&mut self, point: LivePoint, capacity: usize) -> i64 {
         self.last_server_time_ms = self.last_server_time_ms.max(point.server_time_ms);
         let t = point.message_time_ms;
-        if self
-            .points
-            .back()
-            .is_none_or(|last| last.message_time_ms <= t)
-        {
+        let mut gained = 0;
+        if self.points.is_empty() {
+            self.base_ms = t;
+        } else if t.saturating_sub(self.base_ms) > KEPT_BEHIND_MS {
+            gained -= self.rebase(t);
+        } else if self.base_ms.saturating_sub(t) > KEPT_BEHIND_MS {
+            return 0; // over 24.8 days older than the newest: never shown
+        }
+        let time = (t - self.base_ms) as i32;
+        if self.points.back().is_none_or(|last| last.time <= time) {
             // The newest, or a later write of it: never dropped below.
             self.motion = Motion::of(&point);
+            self.newest_server_ms = point.server_time_ms;
         }
-        let point = Kept::of(&point);
+        let point = Kept::of(&point, time);
         let at = match self.points.back() {
-            Some(last) if last.message_time_ms < t => self.points.len(),
+            Some(last) if last.time < time => self.points.len(),
             None => 0,
-            Some(_) => self.points.partition_point(|p| p.message_time_ms < t),
+            Some(_) => self.points.partition_point(|p| p.time < time),
         };
-        if let Some(same) = self.points.get_mut(at).filter(|p| p.message_time_ms == t) {
+        if let Some(same) = self.points.get_mut(at).filter(|p| p.time == time) {
             // The same message time again: a duplicate, or a correction; the later write wins.
             *same = point;
-            return 0;
+            return gained;
         }
         if self.points.len() >= capacity {
             if at == 0 {
-                return 0; // older than everything kept, and no room
+                return gained; // older than everything kept, and no room
             }
             self.points.pop_front();
             self.points.insert(at - 1, point);
-            return 0;
+            return gained;
         }
         if self.points.len() == self.points.capacity() {
             // Doubling, but never past the ring's size: 1,000 points take
@@ -200,21 +233,38 @@ impl Ring {
             self.points.reserve_exact(grown - self.points.len());
         }
         self.points.insert(at, point);
-        1
+        gained + 1
+    }
+
+    /// Makes `newest_ms`, newer than every point, the base: points over
+    /// [`KEPT_BEHIND_MS`] older than it go. Answers how many went.
+    fn rebase(&mut self, newest_ms: i64) -> i64 {
+        let shift = newest_ms - self.base_ms;
+        let keep_from = self
+            .points
+            .partition_point(|p| i64::from(p.time) - shift < -KEPT_BEHIND_MS);
+        self.points.drain(..keep_from);
+        for p in &mut self.points {
+            p.time = (i64::from(p.time) - shift) as i32;
+        }
+        self.base_ms = newest_ms;
+        keep_from as i64
     }
 
     fn recent(&self, since_ms: i64) -> Option<TrackerTrail> {
         if self.points.is_empty() {
             return None;
         }
+        let since = since_ms.saturating_sub(self.base_ms);
         let from = self
             .points
-            .partition_point(|p| p.message_time_ms < since_ms)
+            .partition_point(|p| i64::from(p.time) < since)
             .min(self.points.len() - 1);
         let mut points = Vec::with_capacity(self.points.len() - from);
-        points.extend(self.points.range(from..).map(Kept::point));
+        points.extend(self.points.range(from..).map(|p| p.point(self.base_ms)));
         if let Some(newest) = points.last_mut() {
             self.motion.apply(newest);
+            newest.server_time_ms = self.newest_server_ms;
         }
         Some(TrackerTrail {
             points,
@@ -253,7 +303,7 @@ impl LivePositions {
             return;
         }
         let mut trackers = self.trackers.write().unwrap_or_else(|p| p.into_inner());
-        let (mut new_trackers, mut new_points) = (0, 0);
+        let (mut new_trackers, mut new_points) = (0, 0i64);
         for (tracker, point) in points {
             let ring = trackers.entry(tracker).or_insert_with(|| {
                 new_trackers += 1;
@@ -263,7 +313,7 @@ impl LivePositions {
         }
         drop(trackers);
         self.trackers_held.inc_by(new_trackers);
-        self.points_held.inc_by(new_points as i64);
+        self.points_held.inc_by(new_points);
     }
 
     /// The points of `tracker` with a message time at or after `since_ms`,
@@ -317,9 +367,9 @@ mod tests {
     const T: TrackerId = TrackerId(7);
 
     #[test]
-    fn points_are_kept_in_24_bytes_to_a_centimetre_and_the_newests_speed_to_a_thousandth_of_a_kmh()
+    fn points_are_kept_in_16_bytes_to_a_centimetre_and_the_newests_speed_to_a_thousandth_of_a_kmh()
     {
-        assert_eq!(std::mem::size_of::<Kept>(), 24);
+        assert_eq!(std::mem::size_of::<Kept>(), 16);
         let live = store(10);
         let sent = LivePoint {
             message_time_ms: 1_000,
@@ -405,6 +455,66 @@ mod tests {
             Some(7.5),
             "a cut trail still ends with the newest's"
         );
+    }
+
+    const DAY_MS: i64 = 86_400_000;
+
+    #[test]
+    fn points_weeks_apart_keep_exact_times_and_those_25_days_behind_the_newest_go() {
+        let live = store(10);
+        let t0 = 1_700_000_000_123;
+        live.record([(T, at(t0)), (T, at(t0 + 20 * DAY_MS)), (T, at(t0 - DAY_MS))]);
+        assert_eq!(
+            times(&live.recent(T, i64::MIN).unwrap()),
+            [t0 - DAY_MS, t0, t0 + 20 * DAY_MS]
+        );
+        // 40 days after t0: t0 and the day before it are over 24.8 days behind.
+        live.record([(T, at(t0 + 40 * DAY_MS))]);
+        let trail = live.recent(T, i64::MIN).unwrap();
+        assert_eq!(times(&trail), [t0 + 20 * DAY_MS, t0 + 40 * DAY_MS]);
+        assert!(
+            trail
+                .points
+                .iter()
+                .all(|p| p.server_time_ms == p.message_time_ms + 5)
+        );
+        assert_eq!(live.points_held.get(), 2);
+        live.record([(T, at(t0 + 10 * DAY_MS)), (T, at(t0 + 30 * DAY_MS))]);
+        assert_eq!(
+            times(&live.recent(T, i64::MIN).unwrap()),
+            [t0 + 20 * DAY_MS, t0 + 30 * DAY_MS, t0 + 40 * DAY_MS],
+            "a point 30 days behind the newest is refused, 10 days behind kept"
+        );
+        assert_eq!(live.points_held.get(), 3);
+        assert_eq!(
+            times(&live.recent(T, t0 + 25 * DAY_MS).unwrap()),
+            [t0 + 30 * DAY_MS, t0 + 40 * DAY_MS]
+        );
+    }
+
+    #[test]
+    fn a_server_time_weeks_from_its_message_time_is_exact_for_the_newest_and_clamped_behind_it() {
+        let live = store(10);
+        let backfilled = LivePoint {
+            server_time_ms: 1_000 + 30 * DAY_MS,
+            ..at(1_000)
+        };
+        live.record([(T, backfilled)]);
+        assert_eq!(
+            live.recent(T, 0).unwrap().points[0].server_time_ms,
+            1_000 + 30 * DAY_MS
+        );
+        live.record([(T, at(2_000))]);
+        let trail = live.recent(T, 0).unwrap();
+        assert_eq!(
+            trail
+                .points
+                .iter()
+                .map(|p| p.server_time_ms)
+                .collect::<Vec<_>>(),
+            [1_000 + i64::from(i32::MAX), 2_005]
+        );
+        assert_eq!(trail.last_server_time_ms, 1_000 + 30 * DAY_MS);
     }
 
     #[test]
