@@ -51,8 +51,8 @@ pub struct ApiConfig {
     /// the flusher a tenth of the machine, and the memtable overflowed).
     pub intake_parse_tasks: usize,
     /// An intake body longer than this is stored in chunks of whole lines
-    /// about this long, parsed in parallel and committed as each is ready
-    /// (decision 119); the answer still waits for all of them.
+    /// about this long, parsed in parallel as they arrive and committed
+    /// together once all are prepared (decision 119).
     pub intake_chunk_bytes: usize,
     /// Most columns of one raw data read, after `.*` expansion (more: code 7).
     pub raw_data_max_columns: usize,

@@ -89,10 +89,10 @@ impl TrackerTrail {
 /// (10,000 trackers of 1,000 points: 160 MB, not 640). Its message time is
 /// kept in ms after its ring's base ([`Ring::base_ms`], within ±24.8 days
 /// of every point kept), its server time in ms after its message time
-/// (clamped to ±24.8 days: see [`Ring::newest_server_ms`]), its coordinates
+/// (clamped to ±24.8 days: see [`Newest`]), its coordinates
 /// in units of 1e-7 degree (about a centimetre, what Teltonika devices
 /// send); what a live view shows is rounded to that. Speed and heading are
-/// kept for the ring's newest point only ([`Motion`]).
+/// kept for the ring's newest point only ([`Newest`]).
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     time: i32,
@@ -103,7 +103,7 @@ struct Kept {
 
 /// Units of [`Kept`]'s coordinates per degree.
 const PER_DEGREE: f64 = 1e7;
-/// A km/h in the units [`Motion`] rounds speed to.
+/// A km/h in the units [`Newest`] rounds speed to.
 const PER_KMH: f64 = 1e3;
 
 impl Kept {
@@ -137,28 +137,37 @@ fn clamp(ms: i64) -> i32 {
     ms.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }
 
-/// Speed and heading of a ring's newest point; the speed rounded to a
-/// thousandth of a km/h, as the feed shows it. One per tracker, so kept as
-/// they are, not packed.
+/// What a ring keeps of its newest point beyond its [`Kept`]: speed and
+/// heading (the speed rounded to a thousandth of a km/h, as the feed shows
+/// it) and its exact server time (a [`Kept`]'s is clamped to 24.8 days from
+/// its message time). A live view shows, besides the newest, only points
+/// of the last day (`MAX_TRACE_DURATION_S`), received at most two days
+/// after their message times (the intake refuses times over a day ahead of
+/// its clock), so no point a view shows has a clamped server time (but a
+/// backfill token's, set weeks before its message time: decision 120). One
+/// per tracker, so kept as they are, not packed.
 #[derive(Debug, Clone, Copy, Default)]
-struct Motion {
+struct Newest {
     speed: Option<f64>,
     heading: Option<i32>,
+    server_time_ms: i64,
 }
 
-impl Motion {
+impl Newest {
     fn of(point: &LivePoint) -> Self {
         Self {
             speed: point
                 .speed
                 .map(|s| (s.max(0.0) * PER_KMH).round() / PER_KMH),
             heading: point.heading,
+            server_time_ms: point.server_time_ms,
         }
     }
 
     fn apply(self, point: &mut LivePoint) {
         point.speed = self.speed;
         point.heading = self.heading;
+        point.server_time_ms = self.server_time_ms;
     }
 }
 
@@ -170,15 +179,8 @@ struct Ring {
     /// The message time [`Kept::time`] counts from: at or before the
     /// newest point's, and within ±24.8 days of every point's.
     base_ms: i64,
-    /// The newest point's exact server time (a [`Kept`]'s is clamped to
-    /// 24.8 days from its message time). A live view shows, besides the
-    /// newest, only points of the last day (`MAX_TRACE_DURATION_S`), whose
-    /// server times are within two days of their message times (the
-    /// intake refuses times over a day ahead of its clock), so no point a
-    /// view shows has a clamped server time.
-    newest_server_ms: i64,
     /// Of the newest point.
-    motion: Motion,
+    newest: Newest,
     last_server_time_ms: i64,
 }
 
@@ -204,8 +206,7 @@ impl Ring {
         let time = (t - self.base_ms) as i32;
         if self.points.back().is_none_or(|last| last.time <= time) {
             // The newest, or a later write of it: never dropped below.
-            self.motion = Motion::of(&point);
-            self.newest_server_ms = point.server_time_ms;
+            self.newest = Newest::of(&point);
         }
         let point = Kept::of(&point, time);
         let at = match self.points.back() {
@@ -263,8 +264,7 @@ impl Ring {
         let mut points = Vec::with_capacity(self.points.len() - from);
         points.extend(self.points.range(from..).map(|p| p.point(self.base_ms)));
         if let Some(newest) = points.last_mut() {
-            self.motion.apply(newest);
-            newest.server_time_ms = self.newest_server_ms;
+            self.newest.apply(newest);
         }
         Some(TrackerTrail {
             points,

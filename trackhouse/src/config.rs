@@ -113,7 +113,7 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=4_096))]
     pub(crate) intake_parse_tasks: usize,
 
-    /// An intake body longer than this many bytes is stored in chunks of whole lines about this long, parsed on parallel tasks and committed as each is ready; the answer waits for all.
+    /// An intake body longer than this many bytes is stored in chunks of whole lines about this long, parsed on parallel tasks as they arrive and committed together once all are ready (a body answered with an error stores nothing).
     #[arg(long, env = "TRACKHOUSE_INTAKE_CHUNK_BYTES", default_value_t = 1_048_576,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(4_096..=1_073_741_824))]
     pub(crate) intake_chunk_bytes: usize,
