@@ -199,7 +199,10 @@ impl Wal {
     /// Appends one record; it is buffered, not durable until [`sync`](Self::sync).
     ///
     /// Rolls over to a new segment first if the current one holds more than
-    /// `segment_bytes`. A payload holds from 1 byte to 256 MiB.
+    /// `segment_bytes` and every record before is synced: a group of records
+    /// (those appended between two syncs) lies in one segment, so
+    /// [`discard_unsynced`](Self::discard_unsynced) can always take it
+    /// back. A payload holds from 1 byte to 256 MiB.
     #[cfg(test)]
     pub(crate) fn append(&mut self, payload: &[u8]) -> Result<()> {
         self.append_parts(&[payload])
@@ -210,13 +213,31 @@ impl Wal {
     pub(crate) fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
         let len = segment::record_len(parts.iter().map(|part| part.len()).sum())?;
         self.ensure_usable()?;
-        if self.current.len() > self.segment_bytes && self.current.records() > 0 {
+        if self.current.len() > self.segment_bytes
+            && self.current.records() > 0
+            && !self.current.unsynced()
+        {
             self.roll()?;
         }
         let appended = self.current.append(parts, len);
         self.poison_on_err(appended)?;
         self.bytes_written += segment::record_bytes(len);
         Ok(())
+    }
+
+    /// Takes back every record appended since the last sync, whose group
+    /// failed before its sync for a reason of its own (a storage read, an
+    /// encoding) and is answered with an error: the segment is cut back to
+    /// its synced length, so no later sync can make them durable (a
+    /// restart would otherwise store messages never acknowledged). If the
+    /// cut fails, the log fails as after a failed write, and heals the same
+    /// way. Nothing to do after a failure of the log itself: healing cuts.
+    pub(crate) fn discard_unsynced(&mut self) -> Result<()> {
+        if self.failed.is_some() || !self.current.unsynced() {
+            return Ok(());
+        }
+        let cut = self.current.cut_to_synced();
+        self.poison_on_err(cut)
     }
 
     /// Makes every appended record durable: flushes the buffer and

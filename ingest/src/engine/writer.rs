@@ -136,7 +136,12 @@ fn commit(shared: &Shared, wal: &mut Wal, writes: Vec<Pending>) {
             }
         }
         Err(e) => {
-            // Nothing of this group is acknowledged; its keys must not block a retry.
+            // Nothing of this group is acknowledged: its records must not
+            // reach the disk with a later group's sync, nor its keys block
+            // a retry.
+            if let Err(cut) = wal.discard_unsynced() {
+                tracing::error!(error = %cut, "taking back a failed group's WAL records failed");
+            }
             let mut dedup = shared.dedup.lock();
             for (partition, time, hash) in recorded {
                 dedup.remove(partition, time, hash);

@@ -322,4 +322,9 @@ impl SegmentWriter {
     pub(super) fn records(&self) -> u64 {
         self.records
     }
+
+    /// Whether records were appended since the last sync.
+    pub(super) fn unsynced(&self) -> bool {
+        self.records != self.synced_records
+    }
 }

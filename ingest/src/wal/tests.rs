@@ -175,6 +175,56 @@ fn round_trip_across_rotations_and_rollovers() {
 }
 
 #[test]
+fn a_group_discarded_before_its_sync_never_reaches_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    // Segments of 4 KiB; the failed group is larger than the write buffer
+    // and than a segment, so part of it is in the file already.
+    let (mut wal, _, _) = open_sized(dir.path(), 0, 4 << 10).unwrap();
+    wal.append(b"acknowledged").unwrap();
+    wal.sync().unwrap();
+    let segment = wal.current_segment();
+    for i in 0..400_u32 {
+        wal.append(&[i as u8; 4096]).unwrap();
+    }
+    assert_eq!(
+        wal.current_segment(),
+        segment,
+        "a group is never split across segments"
+    );
+    wal.discard_unsynced().unwrap();
+    assert!(wal.failure().is_none(), "the log still takes appends");
+    wal.discard_unsynced().unwrap();
+    wal.append(b"next group").unwrap();
+    wal.sync().unwrap();
+    drop(wal);
+
+    let (_, replayed, report) = open_sized(dir.path(), 0, 4 << 10).unwrap();
+    assert_eq!(
+        payloads_of(&replayed),
+        vec![b"acknowledged".to_vec(), b"next group".to_vec()]
+    );
+    assert_eq!(report.torn_tails, 0);
+}
+
+#[test]
+fn a_full_segment_rolls_over_at_the_next_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open_sized(dir.path(), 0, 1 << 10).unwrap();
+    for _ in 0..3 {
+        wal.append(&[7; 1000]).unwrap();
+    }
+    assert_eq!(wal.current_segment(), 1);
+    wal.sync().unwrap();
+    wal.append(&[8; 10]).unwrap();
+    assert_eq!(
+        wal.current_segment(),
+        2,
+        "the first record after a sync rolls over"
+    );
+    wal.sync().unwrap();
+}
+
+#[test]
 fn open_numbers_past_after_segment_and_cleans_the_directory() {
     let dir = tempfile::tempdir().unwrap();
     let (wal, _, _) = open(dir.path(), 10).unwrap();
