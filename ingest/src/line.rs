@@ -2,17 +2,20 @@
 //! write's [`Rows`].
 //!
 //! A line is one JSON object whose members are the raw data columns (spec
-//! document 3) plus `tracker_id` or `device_id`. It is read in one serde pass
+//! document 3) plus `tracker_id` or `device_id`. It is read in one pass
 //! without an intermediate `serde_json::Value`: scalar members are captured
 //! as [`RawScalar`]s, borrowing strings from the line where JSON allows, and
 //! checked afterwards by [`build`]; the complex members are checked entry by
-//! entry as they are read. [`Ctx`] remembers which member (and inner key) the
-//! reader is at, so every [`LineError`] names its field, even one raised
-//! inside serde.
+//! entry as they are read. Two readers do that: `plain`, a tokenizer for
+//! the usual line that gives up at anything unusual, and `read`, one serde
+//! pass that reads every line and raises every error. [`Ctx`] remembers
+//! which member (and inner key) the serde reader is at, so every
+//! [`LineError`] names its field, even one raised inside serde.
 //!
 //! Every refusal is code 7 (invalid parameters). The line's content is never
 //! echoed in full: quoted values and names are clipped.
 
+mod plain;
 mod read;
 mod time;
 
@@ -144,26 +147,65 @@ pub(crate) fn parse_line(bytes: &[u8], rules: &LineRules) -> Result<ParsedLine, 
     })
 }
 
+/// [`parse_line`] by the serde reader alone (tests: the plain reader must
+/// answer the same).
+#[cfg(test)]
+pub(crate) fn parse_line_serde(bytes: &[u8], rules: &LineRules) -> Result<ParsedLine, LineError> {
+    let mut rows = Rows::default();
+    let text = std::str::from_utf8(bytes).ok();
+    let tracker = parse_serde_into(bytes, text, rules, &mut Lists::default(), &mut rows)?;
+    Ok(ParsedLine {
+        tracker,
+        message: rows.message(0),
+    })
+}
+
+/// Whether the plain reader takes `bytes` (tests).
+#[cfg(test)]
+pub(crate) fn plain_reads(bytes: &[u8], rules: &LineRules) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|text| {
+        plain::read(text, rules.max_inner_entries, &mut Lists::default()).is_some()
+    })
+}
+
 /// Parses and validates one line of a body (without its line feed; a
 /// trailing `\r` is allowed) and appends it to `rows` (its tracker left 0
 /// for the caller to resolve); answers the tracker it names. A refused
 /// line appends nothing. `lists` holds the line's complex members while
 /// it is read; a body's lines share it.
 ///
-/// A line that is UTF-8 (checked at once, quickly) is read as a `str`:
-/// serde_json then checks no string of it again. Any other line is read
-/// as bytes, as before, so its error names the first bad byte as it did.
+/// A line that is UTF-8 (checked at once, quickly) is read as a `str`,
+/// first by the plain reader (`plain`), which takes the usual line in a
+/// fraction of serde's time, then, if that gave up, by serde_json, which
+/// checks no string of it again. Any other line is read by serde_json as
+/// bytes, so its error names the first bad byte.
 pub(crate) fn parse_line_into(
     bytes: &[u8],
     rules: &LineRules,
     lists: &mut Lists,
     rows: &mut Rows,
 ) -> Result<TrackerRef, LineError> {
+    let text = std::str::from_utf8(bytes).ok();
+    if let Some(line) = text.and_then(|text| plain::read(text, rules.max_inner_entries, lists)) {
+        return build(&line, lists, rules, rows);
+    }
+    parse_serde_into(bytes, text, rules, lists, rows)
+}
+
+/// [`parse_line_into`] by serde alone: for a line the plain reader gave
+/// up on (`text` is the line if it is UTF-8).
+fn parse_serde_into(
+    bytes: &[u8],
+    text: Option<&str>,
+    rules: &LineRules,
+    lists: &mut Lists,
+    rows: &mut Rows,
+) -> Result<TrackerRef, LineError> {
     lists.clear();
     let mut ctx = Ctx::new(rules.max_inner_entries, std::mem::take(lists));
-    let read = match std::str::from_utf8(bytes) {
-        Ok(text) => read_line(serde_json::Deserializer::from_str(text), &mut ctx),
-        Err(_) => read_line(serde_json::Deserializer::from_slice(bytes), &mut ctx),
+    let read = match text {
+        Some(text) => read_line(serde_json::Deserializer::from_str(text), &mut ctx),
+        None => read_line(serde_json::Deserializer::from_slice(bytes), &mut ctx),
     };
     *lists = std::mem::take(&mut ctx.lists);
     match read {

@@ -81,7 +81,7 @@ members! {
 
 impl Member {
     /// The member's bit in the set of members seen (there are fewer than 32).
-    const fn bit(self) -> u32 {
+    pub(super) const fn bit(self) -> u32 {
         1 << self as u32
     }
 }
@@ -387,7 +387,7 @@ impl<'de> Visitor<'de> for ScalarSeed {
 }
 
 /// The rules of one kind of complex member: its keys and its values.
-trait Inner {
+pub(super) trait Inner {
     type Key: Ord;
     type Value;
     /// What a valid key looks like, completing "expected ...".
@@ -404,7 +404,7 @@ trait Inner {
 
 /// `discrete_inputs` and `discrete_outputs`.
 #[derive(Debug)]
-struct Discrete;
+pub(super) struct Discrete;
 
 impl Inner for Discrete {
     type Key = u16;
@@ -451,7 +451,7 @@ fn is_inner_name(text: &str) -> bool {
 
 /// `inputs`.
 #[derive(Debug)]
-struct Inputs;
+pub(super) struct Inputs;
 
 impl Inner for Inputs {
     type Key = Name;
@@ -481,7 +481,7 @@ impl Inner for Inputs {
 
 /// `states`.
 #[derive(Debug)]
-struct States;
+pub(super) struct States;
 
 impl Inner for States {
     type Key = Name;

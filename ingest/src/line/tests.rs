@@ -3,7 +3,10 @@
 use schemas::{ErrorCode, GpsFixType, Message, MnType, StateValue, TrackerId};
 
 use super::read::Member;
-use super::{LineError, LineRules, MAX_FUTURE_MS, ParsedLine, TrackerRef, is_blank, parse_line};
+use super::{
+    LineError, LineRules, MAX_FUTURE_MS, ParsedLine, TrackerRef, is_blank, parse_line,
+    parse_line_serde, plain_reads,
+};
 
 /// 2024-06-01T00:00:00Z.
 const NOW_MS: i64 = 1_717_200_000_000;
@@ -64,7 +67,12 @@ fn a_line_with_every_member_becomes_its_message() {
         "mn_code":25001,"mn_csq":99,"mn_type":"LTE","flags":5,
         "discrete_inputs":{"2":true,"1":0},"discrete_outputs":{"3":1},
         "inputs":{"fuel":12.5,"can_rpm":1800},"states":{"mode":"eco","ign":true,"gear":3}}"#;
-    let parsed = ok(&line.replace('\n', ""));
+    let line = line.replace('\n', "");
+    assert!(
+        plain_reads(line.as_bytes(), &rules()),
+        "the plain reader takes it"
+    );
+    let parsed = ok(&line);
     assert_eq!(parsed.tracker, TrackerRef::Id(7));
     assert_eq!(
         parsed.message,
@@ -579,6 +587,52 @@ fn members_are_the_raw_data_columns() {
 }
 
 mod props;
+
+#[test]
+fn the_plain_reader_reads_what_serde_reads_and_leaves_it_the_rest() {
+    // (line, whether the plain reader takes it): either way the answer is
+    // serde's, valid or not.
+    let cases = [
+        (with(r#""mn_name":"Vodafone UK""#), true),
+        (
+            format!(" \t{{ {HEAD} , \"lat\" : 1.5e1 ,\"inputs\":{{ \"b\":2, \"a\":-0 }} }}\r"),
+            true,
+        ),
+        (
+            with(r#""discrete_inputs":null,"states":null,"lat":null"#),
+            true,
+        ),
+        (with(r#""mn_name":"Voda\"fone""#), false),
+        (with(r#""mn_name":"Voda\u0066one""#), false),
+        (with(r#""inputs":{"fuel":null}"#), false),
+        (with(r#""inputs":{"fuel":1,"fuel":2}"#), false),
+        (with(r#""inputs":{"b":1,"a":2,"b":3}"#), false),
+        (with(r#""states":{"s":1,"s":null}"#), false),
+        (with(r#""event_id":12345678901234567890"#), false),
+        (with(r#""lat":1e400"#), false),
+        (with(r#""lat":01"#), false),
+        (with(r#""lat":1.,"lng":2"#), false),
+        (with(r#""lat":1,"lat":2"#), false),
+        (with(r#""latitude":1"#), false),
+        (with(r#""inputs":{"bad name":1}"#), false),
+        (with(r#""discrete_inputs":{"01":1}"#), false),
+        (with(r#""discrete_inputs":{"1":2}"#), false),
+        (with(r#""inputs":[1]"#), false),
+        (with(r#""lat":[1]"#), false),
+        (format!("{{{HEAD},}}"), false),
+        (format!("{{{HEAD}}} x"), false),
+        (format!("{{{HEAD},\"lat\":1 2}}"), false),
+        (format!("{{{HEAD}"), false),
+    ];
+    for (line, plain) in cases {
+        assert_eq!(plain_reads(line.as_bytes(), &rules()), plain, "{line}");
+        assert_eq!(
+            format!("{:?}", parse(&line)),
+            format!("{:?}", parse_line_serde(line.as_bytes(), &rules())),
+            "{line}"
+        );
+    }
+}
 
 #[test]
 fn a_complex_member_holds_at_most_the_limit_of_entries() {

@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use schemas::{ErrorCode, GpsFixType, Message, MnType, StateValue, TrackerId};
 
 use super::{NOW_MS, RECEIPT_MS, backfill};
-use crate::line::{LineError, MAX_FUTURE_MS, TrackerRef, parse_line};
+use crate::line::{
+    LineError, MAX_FUTURE_MS, TrackerRef, parse_line, parse_line_serde, plain_reads,
+};
 
 /// A valid full line, the seed of the mutation property.
 const FULL_LINE: &str = r#"{"device_id":"356307042441013","msg_time":"2024-05-31T23:00:00.250+02:00","server_time":"2024-05-31T23:00Z","gps_fix_type":2,"lat":54.22809,"lng":-3.5,"speed":42.5,"alt":-12,"satellites":9,"heading":360,"precision":5,"hdop":0.9,"pdop":-1,"event_id":9000000000,"mn_name":"Vodafone","mn_roaming":-1,"mn_code":25001,"mn_csq":99,"mn_type":"LTE","flags":5,"discrete_inputs":{"2":true,"1":0},"discrete_outputs":{"3":1},"inputs":{"fuel":12.5,"can_rpm":1800},"states":{"mode":"eco","ign":true,"gear":3}}"#;
@@ -28,8 +30,19 @@ fn check_refusal(err: &LineError) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Checks what `bytes` parse into: a refusal looks as it must, and the
+/// answer is the serde reader's alone, whether or not the plain reader
+/// took the line (compared as debug text, which tells -0.0 from 0.0).
 fn check_any(bytes: &[u8]) -> Result<(), TestCaseError> {
-    match parse_line(bytes, &backfill()) {
+    let parsed = parse_line(bytes, &backfill());
+    let by_serde = parse_line_serde(bytes, &backfill());
+    prop_assert_eq!(
+        format!("{parsed:?}"),
+        format!("{by_serde:?}"),
+        "{}",
+        String::from_utf8_lossy(bytes)
+    );
+    match parsed {
         Ok(_) => Ok(()),
         Err(err) => check_refusal(&err),
     }
@@ -93,6 +106,26 @@ proptest! {
             .map_err(|err| TestCaseError::fail(format!("{line}\n{err:?}")))?;
         prop_assert_eq!(&parsed.tracker, &tracker, "{}", line);
         prop_assert_eq!(&parsed.message, &message, "{}", line);
+        check_any(line.as_bytes())?;
+        // Only an escape (a state's or device id's quote or backslash) makes
+        // a rendered line unusual: every other one is read without serde.
+        prop_assert_eq!(plain_reads(line.as_bytes(), &backfill()), !line.contains('\\'), "{}", line);
+    }
+
+    #[test]
+    fn numbers_read_as_serde_reads_them(
+        number in r#"-?(0|[1-9][0-9]{0,21})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?"#,
+        spaces in prop::sample::select(vec!["", " ", "\t", "\r\n "]),
+    ) {
+        // As an inner number, an integer column and a float column, so
+        // both the reading and the members' checks are compared.
+        for line in [
+            format!(r#"{{"tracker_id":1,"msg_time":"2024-05-31T23:00Z","states":{{"n":{spaces}{number}{spaces}}}}}"#),
+            format!(r#"{{"tracker_id":1,"msg_time":"2024-05-31T23:00Z","alt":{number},"speed":{spaces}{number}}}"#),
+            format!(r#"{{"tracker_id":{number},"msg_time":"2024-05-31T23:00Z","lat":{number}}}"#),
+        ] {
+            check_any(line.as_bytes())?;
+        }
     }
 }
 

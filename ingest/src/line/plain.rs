@@ -1,0 +1,304 @@
+//! The usual line read without serde: a tokenizer for plain JSON that
+//! reads a line's members straight into the [`RawLine`] and [`Lists`] the
+//! serde reader would give, and gives up at anything unusual.
+//!
+//! "Plain" is what devices and gateways send: one object, member names
+//! and strings without escapes, numbers in JSON's grammar, complex members
+//! whose keys are valid and whose values are not null. At anything else (an
+//! escape, an unknown or repeated member, an invalid key or value, a null
+//! inner value, more entries than allowed, a syntax error) the reader
+//! answers `None` and the line is read again by serde, whose reader then
+//! raises the error with its usual text, or reads what this one does not.
+//! So this reader only ever accepts what serde's would accept, and reads
+//! it into the same values; `tests::props` holds the two to that on random
+//! and mutated lines.
+//!
+//! Why: serde_json's tokenizer and its visitor calls were most of a line's
+//! parse (2 µs for 590 bytes), and the intake's cores are what bounds it.
+
+use std::borrow::Cow;
+
+use super::read::{Discrete, Inner, Inputs, Lists, Member, RawLine, RawScalar, States};
+
+/// Reads `text`, one whole line, as plain JSON; `None` when it is not
+/// plain (see the module docs). `lists` is cleared first; on `None` it
+/// holds whatever was read before the reader gave up.
+pub(super) fn read<'a>(
+    text: &'a str,
+    max_entries: usize,
+    lists: &mut Lists,
+) -> Option<RawLine<'a>> {
+    lists.clear();
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    let line = reader.line(max_entries, lists)?;
+    reader.whitespace();
+    (reader.at == reader.bytes.len()).then_some(line)
+}
+
+/// A position in a line.
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    /// Skips JSON whitespace.
+    #[inline]
+    fn whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// Takes `byte` after any whitespace.
+    #[inline]
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        self.whitespace();
+        (self.peek()? == byte).then(|| self.at += 1)
+    }
+
+    /// After an object's `{` or an entry: whether another entry follows
+    /// (`,` or, for the first, anything but `}`), or the object ended.
+    #[inline]
+    fn more(&mut self, first: bool) -> Option<bool> {
+        self.whitespace();
+        match self.peek()? {
+            b'}' => {
+                self.at += 1;
+                Some(false)
+            }
+            b',' if !first => {
+                self.at += 1;
+                Some(true)
+            }
+            _ if first => Some(true),
+            _ => None,
+        }
+    }
+
+    /// A string without escapes or control characters, after whitespace.
+    #[inline]
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        loop {
+            match *self.bytes.get(self.at)? {
+                b'"' => break,
+                b'\\' | 0..=0x1f => return None,
+                _ => self.at += 1,
+            }
+        }
+        // Both ends are ASCII quotes of a `str`, so char boundaries.
+        let text = self.text.get(start..self.at)?;
+        self.at += 1;
+        Some(text)
+    }
+
+    /// A member or key name and the colon after it.
+    #[inline]
+    fn key(&mut self) -> Option<&'a str> {
+        let name = self.string()?;
+        self.eat(b':')?;
+        Some(name)
+    }
+
+    /// `literal` (the rest of `true`, `false` or `null` after its first byte).
+    #[inline]
+    fn literal(&mut self, rest: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(rest.len())?;
+        (self.bytes.get(self.at..end)? == rest).then(|| self.at = end)
+    }
+
+    /// A scalar as serde_json reads it into [`RawScalar`]; `None` for an
+    /// object, an array or anything not plain.
+    fn scalar(&mut self) -> Option<RawScalar<'a>> {
+        self.whitespace();
+        match self.peek()? {
+            b'"' => self
+                .string()
+                .map(|text| RawScalar::Str(Cow::Borrowed(text))),
+            b'n' => {
+                self.at += 1;
+                self.literal(b"ull").map(|()| RawScalar::Null)
+            }
+            b't' => {
+                self.at += 1;
+                self.literal(b"rue").map(|()| RawScalar::Bool(true))
+            }
+            b'f' => {
+                self.at += 1;
+                self.literal(b"alse").map(|()| RawScalar::Bool(false))
+            }
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// Digits from here on; how many.
+    #[inline]
+    fn digits(&mut self) -> usize {
+        let start = self.at;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+        self.at - start
+    }
+
+    /// A number in JSON's grammar, read as serde_json reads it: an integer
+    /// as `Int` (negative zero as the float `-0.0`), anything with a
+    /// fraction or an exponent as the nearest `f64` (serde_json's
+    /// `float_roundtrip` and Rust's parser both round correctly). Numbers
+    /// of more than 19 integer digits and floats beyond `f64` are left to
+    /// serde.
+    fn number(&mut self) -> Option<RawScalar<'a>> {
+        let start = self.at;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.at += 1;
+        }
+        let int_start = self.at;
+        let int_digits = self.digits();
+        if int_digits == 0 || int_digits > 19 {
+            return None;
+        }
+        if int_digits > 1 && self.bytes.get(int_start) == Some(&b'0') {
+            return None;
+        }
+        let mut float = false;
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if self.digits() == 0 {
+                return None;
+            }
+            float = true;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            if self.digits() == 0 {
+                return None;
+            }
+            float = true;
+        }
+        let text = self.text.get(start..self.at)?;
+        if float {
+            let value: f64 = text.parse().ok()?;
+            return value.is_finite().then_some(RawScalar::Float(value));
+        }
+        // At most 19 digits: within u64. Signed as serde_json signs it.
+        let magnitude: u64 = self.text.get(int_start..self.at)?.parse().ok()?;
+        Some(if negative {
+            let negated = (magnitude as i64).wrapping_neg();
+            if negated >= 0 {
+                // Zero, or below i64::MIN.
+                RawScalar::Float(-(magnitude as f64))
+            } else {
+                RawScalar::Int(negated)
+            }
+        } else {
+            i64::try_from(magnitude).map_or(RawScalar::BigInt(magnitude), RawScalar::Int)
+        })
+    }
+
+    /// A whole line's object.
+    fn line(&mut self, max_entries: usize, lists: &mut Lists) -> Option<RawLine<'a>> {
+        let mut line = RawLine::default();
+        let mut seen = 0_u32;
+        self.eat(b'{')?;
+        let mut first = true;
+        while self.more(first)? {
+            first = false;
+            let member = Member::from_name(self.key()?)?;
+            if seen & member.bit() != 0 {
+                return None;
+            }
+            seen |= member.bit();
+            let slot = match member {
+                Member::TrackerId => &mut line.tracker_id,
+                Member::DeviceId => &mut line.device_id,
+                Member::MsgTime => &mut line.msg_time,
+                Member::ServerTime => &mut line.server_time,
+                Member::GpsFixType => &mut line.gps_fix_type,
+                Member::Lat => &mut line.lat,
+                Member::Lng => &mut line.lng,
+                Member::Speed => &mut line.speed,
+                Member::Alt => &mut line.alt,
+                Member::Satellites => &mut line.satellites,
+                Member::Heading => &mut line.heading,
+                Member::Precision => &mut line.precision,
+                Member::Hdop => &mut line.hdop,
+                Member::Pdop => &mut line.pdop,
+                Member::EventId => &mut line.event_id,
+                Member::MnName => &mut line.mn_name,
+                Member::MnRoaming => &mut line.mn_roaming,
+                Member::MnCode => &mut line.mn_code,
+                Member::MnCsq => &mut line.mn_csq,
+                Member::MnType => &mut line.mn_type,
+                Member::Flags => &mut line.flags,
+                Member::DiscreteInputs | Member::DiscreteOutputs => {
+                    self.complex::<Discrete>(member, max_entries, lists)?;
+                    continue;
+                }
+                Member::Inputs => {
+                    self.complex::<Inputs>(member, max_entries, lists)?;
+                    continue;
+                }
+                Member::States => {
+                    self.complex::<States>(member, max_entries, lists)?;
+                    continue;
+                }
+            };
+            *slot = self.scalar()?;
+        }
+        Some(line)
+    }
+
+    /// A complex member's object (or `null`) into its list, checked by
+    /// `K`'s rules, sorted, without duplicates.
+    fn complex<K: Inner>(
+        &mut self,
+        member: Member,
+        max_entries: usize,
+        lists: &mut Lists,
+    ) -> Option<()> {
+        self.whitespace();
+        if self.peek()? == b'n' {
+            self.at += 1;
+            return self.literal(b"ull");
+        }
+        self.eat(b'{')?;
+        let entries = K::list(lists, member);
+        let mut first = true;
+        while self.more(first)? {
+            first = false;
+            let key = K::key(self.key()?)?;
+            // A null value (absent, yet a duplicate if repeated) and one
+            // entry beyond the limit are left to serde.
+            if entries.len() >= max_entries {
+                return None;
+            }
+            let value = K::value(self.scalar()?).ok()?;
+            entries.push((key, value));
+        }
+        // Usually sorted already: a pass finds it so; else sort.
+        if !entries.is_sorted_by(|a, b| a.0 < b.0) {
+            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            if entries.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+                return None;
+            }
+        }
+        Some(())
+    }
+}
