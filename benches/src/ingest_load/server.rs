@@ -263,10 +263,10 @@ impl TrackhouseServer {
             None => Command::new(&options.bin),
         };
         // As deploy/systemd/trackhouse.service runs it: mimalloc returns
-        // freed memory after 10 ms instead of a second, and maps no
+        // freed memory after 50 ms instead of a second, and maps no
         // transparent huge pages (the peak RSS measured is the deployed
         // one); the caller's settings win.
-        for (option, deployed) in [("MIMALLOC_PURGE_DELAY", "10"), ("MIMALLOC_ALLOW_THP", "0")] {
+        for (option, deployed) in [("MIMALLOC_PURGE_DELAY", "50"), ("MIMALLOC_ALLOW_THP", "0")] {
             if std::env::var_os(option).is_none() {
                 command.env(option, deployed);
             }
