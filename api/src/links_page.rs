@@ -391,7 +391,53 @@ async fn page(
             ("{{CONFIG_JSON}}", &config),
         ],
     );
-    html(StatusCode::OK, &body)
+    let policy = page_policy(&state.inner.config.map_tiles_url);
+    html_with(StatusCode::OK, &body, &policy)
+}
+
+/// What a notice page may load: nothing but its own inline style.
+const NOTICE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
+     form-action 'none'";
+
+/// What the live page may load (its `Content-Security-Policy`): its own
+/// scripts, styles and feed, and images from itself and the tile server.
+/// An injected script could neither run nor send anything elsewhere.
+fn page_policy(tiles_url: &str) -> String {
+    format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: {}; \
+         connect-src 'self'; base-uri 'none'; form-action 'none'",
+        tile_source(tiles_url)
+    )
+}
+
+/// Where the map tiles come from, as a CSP source: the tile URL
+/// template's scheme and host (a templated first label, Leaflet's `{s}`,
+/// becomes `*.`); only the scheme when the host is templated otherwise or
+/// holds anything but host characters; the page's own server for a
+/// template without a scheme.
+fn tile_source(template: &str) -> String {
+    let Some((scheme, rest)) = template.split_once("://") else {
+        return "'self'".to_owned();
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'));
+    if !scheme_ok {
+        return "'self'".to_owned();
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    let wildcard = host.split_once('.').and_then(|(first, tail)| {
+        let templated = first.starts_with('{') && first.ends_with('}');
+        (templated && !tail.is_empty() && tail.chars().all(host_char)).then_some(tail)
+    });
+    match wildcard {
+        Some(tail) => format!("{scheme}://*.{tail}"),
+        None if !host.is_empty() && host.chars().all(host_char) => format!("{scheme}://{host}"),
+        None => format!("{scheme}:"),
+    }
 }
 
 /// `GET /links/{hash}/positions`: the feed, or `{"state","message"}` with the refusal's status.
@@ -533,12 +579,23 @@ fn headers(pairs: &[(header::HeaderName, &'static str)]) -> HeaderMap {
     map
 }
 
+/// A notice page.
 fn html(status: StatusCode, body: &str) -> Response {
-    let headers = headers(&[
+    html_with(status, body, NOTICE_POLICY)
+}
+
+/// A page that may load what `policy` allows.
+fn html_with(status: StatusCode, body: &str, policy: &str) -> Response {
+    let mut headers = headers(&[
         (header::CONTENT_TYPE, "text/html; charset=utf-8"),
         (header::CACHE_CONTROL, "no-store"),
         (header::REFERRER_POLICY, "no-referrer"),
     ]);
+    // Only an operator's tile URL goes into a policy, checked to host
+    // characters; were it ever not a valid header, the notice's would do.
+    let policy =
+        HeaderValue::from_str(policy).unwrap_or_else(|_| HeaderValue::from_static(NOTICE_POLICY));
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     (status, headers, body.to_owned()).into_response()
 }
 
@@ -647,6 +704,38 @@ mod tests {
         assert!(!is_hash("0123456789ABCDEF0123456789abcdef"));
         assert!(!is_hash("0123456789abcdef0123456789abcde"));
         assert!(!is_hash("0123456789abcdef0123456789abcdeg"));
+    }
+
+    #[test]
+    fn tiles_are_allowed_from_their_server_only() {
+        for (template, source) in [
+            (
+                "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+                "https://tile.openstreetmap.org",
+            ),
+            (
+                "https://{s}.tile.example.com/{z}/{x}/{y}.png?key=1",
+                "https://*.tile.example.com",
+            ),
+            ("http://127.0.0.1:9/{z}/{x}/{y}.png", "http://127.0.0.1:9"),
+            (
+                "https://user@tiles.example.com:8443/{z}",
+                "https://tiles.example.com:8443",
+            ),
+            ("https://{s}.a.{t}.example.com/{z}", "https:"),
+            ("https://a.example.com;script-src *", "https:"),
+            ("/tiles/{z}/{x}/{y}.png", "'self'"),
+            ("java script://x/", "'self'"),
+        ] {
+            assert_eq!(tile_source(template), source, "{template}");
+        }
+        let policy = page_policy("https://tile.openstreetmap.org/{z}/{x}/{y}.png");
+        assert!(policy.contains("script-src 'self';"), "{policy}");
+        assert!(
+            policy.contains("img-src 'self' data: https://tile.openstreetmap.org;"),
+            "{policy}"
+        );
+        assert!(HeaderValue::from_str(&policy).is_ok());
     }
 
     #[test]

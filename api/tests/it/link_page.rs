@@ -122,6 +122,10 @@ async fn each_state_has_its_status_on_page_and_feed() {
         let (page_status, headers, text) = fetch(&srv, &format!("/links/{hash}")).await;
         assert_eq!(page_status, *status, "{hash}");
         assert!(header(&headers, "content-type").starts_with("text/html"));
+        assert!(
+            header(&headers, "content-security-policy").starts_with("default-src 'none';"),
+            "a notice page loads nothing"
+        );
         assert!(text.contains("<h1>"), "{text}");
     }
     // An inactive link says when it opens (09:00 in Tokyo is 00:00 UTC).
@@ -145,6 +149,12 @@ async fn each_state_has_its_status_on_page_and_feed() {
     let (status, headers, text) = fetch(&srv, &format!("/links/{enabled}")).await;
     assert_eq!(status, 200);
     assert_eq!(header(&headers, "cache-control"), "no-store");
+    assert_eq!(
+        header(&headers, "content-security-policy"),
+        "default-src 'none'; script-src 'self'; style-src 'self'; \
+         img-src 'self' data: https://tile.openstreetmap.org; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'"
+    );
     assert!(
         text.contains("<title>Shift &lt;1&gt; &amp; &quot;2&quot;</title>"),
         "{text}"
