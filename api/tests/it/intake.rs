@@ -279,14 +279,20 @@ async fn tokens_are_checked() {
         .error(112, 400);
 }
 
-#[tokio::test]
-async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
-    let srv = TestServer::start_full(ApiConfig::default(), |c| ingest::IngestConfig {
+/// A server whose writer falls behind after 5 rows (its memtable full, no
+/// timed flush), until a flush.
+async fn start_behind(api: ApiConfig) -> TestServer {
+    TestServer::start_full(api, |c| ingest::IngestConfig {
         max_unflushed_rows: 5,
         flush_interval: std::time::Duration::from_secs(3600),
         ..c
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
+    let srv = start_behind(ApiConfig::default()).await;
     let acc = srv.account("busy@example.com").await;
     let token = srv.ingest_token(false).await;
     let all = lines(&acc, 12);
@@ -308,17 +314,10 @@ async fn a_writer_that_falls_behind_answers_503_with_retry_after() {
 /// chunks: the resend stores every line, none counted a duplicate.
 #[tokio::test]
 async fn a_long_body_answered_503_stores_none_of_its_chunks() {
-    let srv = TestServer::start_full(
-        ApiConfig {
-            intake_chunk_bytes: 700,
-            ..ApiConfig::default()
-        },
-        |c| ingest::IngestConfig {
-            max_unflushed_rows: 5,
-            flush_interval: std::time::Duration::from_secs(3600),
-            ..c
-        },
-    )
+    let srv = start_behind(ApiConfig {
+        intake_chunk_bytes: 700,
+        ..ApiConfig::default()
+    })
     .await;
     let acc = srv.account("busy-chunks@example.com").await;
     let token = srv.ingest_token(false).await;

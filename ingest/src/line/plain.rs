@@ -18,7 +18,9 @@
 
 use std::borrow::Cow;
 
-use super::read::{Discrete, Inner, Inputs, Lists, Member, RawLine, RawScalar, States};
+use super::read::{
+    Discrete, Inner, Inputs, Lists, Member, RawLine, RawScalar, States, sort_by_key_once,
+};
 
 /// Reads `text`, one whole line, as plain JSON; `None` when it is not
 /// plain (see the module docs). `lists` is cleared first; on `None` it
@@ -225,42 +227,12 @@ impl<'a> Reader<'a> {
                 return None;
             }
             seen |= member.bit();
-            let slot = match member {
-                Member::TrackerId => &mut line.tracker_id,
-                Member::DeviceId => &mut line.device_id,
-                Member::MsgTime => &mut line.msg_time,
-                Member::ServerTime => &mut line.server_time,
-                Member::GpsFixType => &mut line.gps_fix_type,
-                Member::Lat => &mut line.lat,
-                Member::Lng => &mut line.lng,
-                Member::Speed => &mut line.speed,
-                Member::Alt => &mut line.alt,
-                Member::Satellites => &mut line.satellites,
-                Member::Heading => &mut line.heading,
-                Member::Precision => &mut line.precision,
-                Member::Hdop => &mut line.hdop,
-                Member::Pdop => &mut line.pdop,
-                Member::EventId => &mut line.event_id,
-                Member::MnName => &mut line.mn_name,
-                Member::MnRoaming => &mut line.mn_roaming,
-                Member::MnCode => &mut line.mn_code,
-                Member::MnCsq => &mut line.mn_csq,
-                Member::MnType => &mut line.mn_type,
-                Member::Flags => &mut line.flags,
-                Member::DiscreteInputs | Member::DiscreteOutputs => {
-                    self.complex::<Discrete>(member, max_entries, lists)?;
-                    continue;
-                }
-                Member::Inputs => {
-                    self.complex::<Inputs>(member, max_entries, lists)?;
-                    continue;
-                }
-                Member::States => {
-                    self.complex::<States>(member, max_entries, lists)?;
-                    continue;
-                }
-            };
-            *slot = self.scalar()?;
+            match (line.slot(member), member) {
+                (Some(slot), _) => *slot = self.scalar()?,
+                (None, Member::Inputs) => self.complex::<Inputs>(member, max_entries, lists)?,
+                (None, Member::States) => self.complex::<States>(member, max_entries, lists)?,
+                (None, _) => self.complex::<Discrete>(member, max_entries, lists)?,
+            }
         }
         Some(line)
     }
@@ -292,13 +264,6 @@ impl<'a> Reader<'a> {
             let value = K::value(self.scalar()?).ok()?;
             entries.push((key, value));
         }
-        // Usually sorted already: a pass finds it so; else sort.
-        if !entries.is_sorted_by(|a, b| a.0 < b.0) {
-            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            if entries.windows(2).any(|pair| pair[0].0 == pair[1].0) {
-                return None;
-            }
-        }
-        Some(())
+        sort_by_key_once(entries).is_none().then_some(())
     }
 }

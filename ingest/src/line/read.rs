@@ -152,6 +152,39 @@ pub(super) struct RawLine<'de> {
     pub(super) flags: RawScalar<'de>,
 }
 
+impl<'de> RawLine<'de> {
+    /// Where a scalar member's value goes; `None` for a complex member
+    /// (read into the lists instead).
+    pub(super) fn slot(&mut self, member: Member) -> Option<&mut RawScalar<'de>> {
+        Some(match member {
+            Member::TrackerId => &mut self.tracker_id,
+            Member::DeviceId => &mut self.device_id,
+            Member::MsgTime => &mut self.msg_time,
+            Member::ServerTime => &mut self.server_time,
+            Member::GpsFixType => &mut self.gps_fix_type,
+            Member::Lat => &mut self.lat,
+            Member::Lng => &mut self.lng,
+            Member::Speed => &mut self.speed,
+            Member::Alt => &mut self.alt,
+            Member::Satellites => &mut self.satellites,
+            Member::Heading => &mut self.heading,
+            Member::Precision => &mut self.precision,
+            Member::Hdop => &mut self.hdop,
+            Member::Pdop => &mut self.pdop,
+            Member::EventId => &mut self.event_id,
+            Member::MnName => &mut self.mn_name,
+            Member::MnRoaming => &mut self.mn_roaming,
+            Member::MnCode => &mut self.mn_code,
+            Member::MnCsq => &mut self.mn_csq,
+            Member::MnType => &mut self.mn_type,
+            Member::Flags => &mut self.flags,
+            Member::DiscreteInputs | Member::DiscreteOutputs | Member::Inputs | Member::States => {
+                return None;
+            }
+        })
+    }
+}
+
 /// Where the reader is, and the error a check raised inside serde.
 #[derive(Debug)]
 pub(super) struct Ctx {
@@ -264,36 +297,20 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
             }
             seen |= member.bit();
             ctx.member = Some(member);
-            let scalar = ScalarSeed {
-                expected: member.expected(),
-            };
-            match member {
-                Member::TrackerId => line.tracker_id = map.next_value_seed(scalar)?,
-                Member::DeviceId => line.device_id = map.next_value_seed(scalar)?,
-                Member::MsgTime => line.msg_time = map.next_value_seed(scalar)?,
-                Member::ServerTime => line.server_time = map.next_value_seed(scalar)?,
-                Member::GpsFixType => line.gps_fix_type = map.next_value_seed(scalar)?,
-                Member::Lat => line.lat = map.next_value_seed(scalar)?,
-                Member::Lng => line.lng = map.next_value_seed(scalar)?,
-                Member::Speed => line.speed = map.next_value_seed(scalar)?,
-                Member::Alt => line.alt = map.next_value_seed(scalar)?,
-                Member::Satellites => line.satellites = map.next_value_seed(scalar)?,
-                Member::Heading => line.heading = map.next_value_seed(scalar)?,
-                Member::Precision => line.precision = map.next_value_seed(scalar)?,
-                Member::Hdop => line.hdop = map.next_value_seed(scalar)?,
-                Member::Pdop => line.pdop = map.next_value_seed(scalar)?,
-                Member::EventId => line.event_id = map.next_value_seed(scalar)?,
-                Member::MnName => line.mn_name = map.next_value_seed(scalar)?,
-                Member::MnRoaming => line.mn_roaming = map.next_value_seed(scalar)?,
-                Member::MnCode => line.mn_code = map.next_value_seed(scalar)?,
-                Member::MnCsq => line.mn_csq = map.next_value_seed(scalar)?,
-                Member::MnType => line.mn_type = map.next_value_seed(scalar)?,
-                Member::Flags => line.flags = map.next_value_seed(scalar)?,
-                Member::DiscreteInputs | Member::DiscreteOutputs => {
-                    map.next_value_seed(ComplexSeed::<Discrete>::new(ctx, member))?;
+            if let Some(slot) = line.slot(member) {
+                *slot = map.next_value_seed(ScalarSeed {
+                    expected: member.expected(),
+                })?;
+            } else {
+                match member {
+                    Member::Inputs => {
+                        map.next_value_seed(ComplexSeed::<Inputs>::new(ctx, member))?;
+                    }
+                    Member::States => {
+                        map.next_value_seed(ComplexSeed::<States>::new(ctx, member))?;
+                    }
+                    _ => map.next_value_seed(ComplexSeed::<Discrete>::new(ctx, member))?,
                 }
-                Member::Inputs => map.next_value_seed(ComplexSeed::<Inputs>::new(ctx, member))?,
-                Member::States => map.next_value_seed(ComplexSeed::<States>::new(ctx, member))?,
             }
             ctx.member = None;
         }
@@ -610,9 +627,10 @@ impl<'de, K: Inner> Visitor<'de> for ComplexSeed<'_, K> {
                 }
             }
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         nulls.sort_unstable();
-        let duplicate = first_duplicate(entries.iter().map(|(key, _)| key))
+        let repeated = sort_by_key_once(&mut entries);
+        let duplicate = repeated
+            .and_then(|at| entries.get(at).map(|(key, _)| key))
             .or_else(|| first_duplicate(nulls.iter()))
             .or_else(|| {
                 nulls.iter().find(|key| {
@@ -628,6 +646,21 @@ impl<'de, K: Inner> Visitor<'de> for ComplexSeed<'_, K> {
         *K::list(&mut self.ctx.lists, self.member) = entries;
         Ok(())
     }
+}
+
+/// Sorts a complex member's entries by key and answers where the first
+/// key given twice is, once sorted. Devices send keys sorted: one pass
+/// finds them strictly increasing (so free of duplicates) and nothing is
+/// sorted.
+pub(super) fn sort_by_key_once<K: Ord, V>(entries: &mut [(K, V)]) -> Option<usize> {
+    if entries.is_sorted_by(|a, b| a.0 < b.0) {
+        return None;
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    entries
+        .windows(2)
+        .position(|pair| pair[0].0 == pair[1].0)
+        .map(|at| at + 1)
 }
 
 /// The first key equal to its predecessor in a sorted sequence.
