@@ -30,6 +30,10 @@ use crate::params;
 use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
 use crate::{ApiError, ApiResult, AppState};
 
+mod gate;
+
+pub(crate) use gate::ParseGate;
+
 pub(crate) fn routes() -> Vec<Route> {
     vec![Route::custom(
         "/ingest/v1/messages",
@@ -155,6 +159,7 @@ async fn messages(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Success<Outcome>> {
+    let body_number = state.inner.intake_parse_slots.next_body();
     let secret = bearer(&headers)?;
     let lookup = &state.inner.intake_lookup;
     let (token, stats) = lookup.ingest_token(&state.inner.store, &secret).await?;
@@ -189,6 +194,7 @@ async fn messages(
         owner: token.user,
         generation: stats.generation,
         max_listed: config.max_listed_rejections,
+        body: body_number,
     });
     let Stored {
         accepted,
@@ -239,7 +245,7 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
             .map_err(|_| params::too_slow(timeout))?
             .map_err(|e| params::body_error(&e, limit))?
             .to_bytes();
-        let decoded = on_parse_task(state, move || {
+        let decoded = on_parse_task(state, request.body, move || {
             Ok(decode(&raw, &encoding, limit)?.into_owned())
         })
         .await?;
@@ -314,6 +320,8 @@ struct Request {
     /// The look-up generation the token was read at.
     generation: Option<i64>,
     max_listed: usize,
+    /// The body's number: its chunks take parse tasks before later bodies'.
+    body: u64,
 }
 
 /// What a body stored and refused.
@@ -347,13 +355,14 @@ async fn prepare_chunk(
     // tracker they name (at the generation the token's look-up read),
     // resolves and prepares them too: the rows are made and dropped by
     // one thread, with no statement and no hop in between.
-    let parsed = on_parse_task(state, move || {
+    let parsed = on_parse_task(state, request.body, move || {
         let Request {
             state,
             rules,
             owner,
             generation,
             max_listed,
+            body: _,
         } = &*task;
         let (parsed, mut rejected) =
             intake::parse_lines_capped(&lines, first_line, rules, *max_listed);
@@ -404,7 +413,8 @@ async fn prepare_chunk(
         } => {
             let (lines, rows) = resolve(state, *parsed, request.owner, &mut rejected).await?;
             let preparer = state.ingest().preparer()?;
-            let write = on_parse_task(state, move || Ok(preparer.prepare(rows)?)).await?;
+            let write =
+                on_parse_task(state, request.body, move || Ok(preparer.prepare(rows)?)).await?;
             Ok(ReadyChunk {
                 lines,
                 write: Box::new(write),
@@ -451,12 +461,14 @@ async fn intake_slot(state: &AppState) -> ApiResult<IntakeSlot<'_>> {
 }
 
 /// Runs `work` (parsing, preparing: the CPU-bound part of a request) on a
-/// blocking thread as one of `--intake-parse-tasks`.
+/// blocking thread as one of `--intake-parse-tasks`, taken before any
+/// later body's (`body`, [`ParseGate::next_body`]).
 async fn on_parse_task<T: Send + 'static>(
     state: &AppState,
+    body: u64,
     work: impl FnOnce() -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
-    let _slot = parse_slot(state).await;
+    let _slot = parse_slot(state, body).await;
     tokio::task::spawn_blocking(work).await.map_err(|e| {
         tracing::error!(error = %e, "an intake parse task panicked");
         ApiError::new(ErrorCode::Unexpected)
@@ -466,14 +478,13 @@ async fn on_parse_task<T: Send + 'static>(
 /// One of `--intake-parse-tasks`, waited for as long as it takes: the
 /// request holds an intake slot already, so at most
 /// `--max-intake-requests` bodies wait here.
-async fn parse_slot(state: &AppState) -> ParseSlot<'_> {
+async fn parse_slot(state: &AppState, body: u64) -> ParseSlot<'_> {
     let (slots, metrics) = (&state.inner.intake_parse_slots, &state.inner.metrics);
-    let permit = match slots.try_acquire() {
-        Ok(permit) => Some(permit),
-        Err(_) => {
+    let permit = match slots.try_take() {
+        Some(permit) => permit,
+        None => {
             let _waiting = Counted::new(&metrics.intake_parse_waiting);
-            // Never closed: an error would only mean parsing without a permit.
-            slots.acquire().await.ok()
+            slots.take(body).await
         }
     };
     ParseSlot {
@@ -484,7 +495,7 @@ async fn parse_slot(state: &AppState) -> ParseSlot<'_> {
 
 /// A parse task held.
 struct ParseSlot<'a> {
-    _permit: Option<tokio::sync::SemaphorePermit<'a>>,
+    _permit: gate::Held<'a>,
     _parsing: Counted<'a>,
 }
 

@@ -155,8 +155,8 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) ingest: Arc<Ingest>,
     pub(crate) intake_slots: tokio::sync::Semaphore,
-    /// Permits of `intake_parse_tasks`.
-    pub(crate) intake_parse_slots: tokio::sync::Semaphore,
+    /// The `intake_parse_tasks`, oldest body first.
+    pub(crate) intake_parse_slots: crate::intake::ParseGate,
     /// The intake's ingest-token and tracker answers, kept across requests.
     pub(crate) intake_lookup: platform::IntakeLookup,
     /// DataFusion's task context shared by every read.
@@ -204,7 +204,7 @@ impl AppState {
                 store,
                 ingest,
                 intake_slots,
-                intake_parse_slots: tokio::sync::Semaphore::new(config.intake_parse_tasks.max(1)),
+                intake_parse_slots: crate::intake::ParseGate::new(config.intake_parse_tasks),
                 intake_lookup: platform::IntakeLookup::new(config.intake_cache_entries),
                 query_context: query::task_context(),
                 series_context: query::task_context_with_batch_size(query::series::BATCH_ROWS),

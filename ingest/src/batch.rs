@@ -145,16 +145,23 @@ impl Encoding {
         }
     }
 
-    /// The second stage: the memtable batches, the rows dropped.
-    pub(crate) fn prepare(self) -> Result<Prepared> {
+    /// The second stage: the memtable batches, the rows dropped. Rows
+    /// `stored` marks (those the dedup index knew as stored when the
+    /// write was prepared) go to batches of their own after the others:
+    /// the writer then keeps the first batches as they are when it finds
+    /// just those rows stored, instead of copying every batch to leave
+    /// them out ([`Prepared::into_kept`]).
+    pub(crate) fn prepare(self, stored: &[bool]) -> Result<Prepared> {
         let names = NameKeys::of(&self.rows);
-        let (batches, places) = placed_record_batches(&self.rows, &self.hashes, &names)?;
+        let placed = placed_record_batches(&self.rows, &self.hashes, &names, stored)?;
         Ok(Prepared {
             keys: self.keys,
             names,
             encoded: self.encoded,
-            batches,
-            places,
+            batches: placed.batches,
+            places: placed.places,
+            fresh_batches: placed.fresh_batches,
+            presumed_stored: placed.stored_rows,
         })
     }
 }
@@ -182,14 +189,53 @@ const NULL_SLACK: usize = 64 * 1024;
 const MAX_BATCH_ROWS: usize = 64 * 1024;
 
 /// The memtable batches of recovered `entries` (as
-/// [`placed_record_batches`] makes them) and each entry's inner columns'
+/// [`place_record_batches`] makes them) and each entry's inner columns'
 /// keys.
 pub(crate) fn recovered_batches(entries: &[Entry]) -> Result<(Vec<RecordBatch>, NameKeys)> {
     let rows = Rows::from_messages(entries.iter().map(|e| &e.message));
     let hashes: Vec<u64> = entries.iter().map(|e| e.content_hash).collect();
     let names = NameKeys::of(&rows);
-    let (batches, _) = placed_record_batches(&rows, &hashes, &names)?;
-    Ok((batches, names))
+    let placed = placed_record_batches(&rows, &hashes, &names, &[])?;
+    Ok((placed.batches, names))
+}
+
+/// A write's memtable batches, and where each of its rows is in them.
+struct Placed {
+    batches: Vec<RecordBatch>,
+    places: Vec<Place>,
+    /// The first batches, those of the rows not marked stored.
+    fresh_batches: usize,
+    /// The rows marked stored, in the other batches.
+    stored_rows: usize,
+}
+
+/// [`place_record_batches`] of `rows`: those `stored` does not mark
+/// first, then those it marks, in batches of their own.
+fn placed_record_batches(
+    rows: &Rows,
+    hashes: &[u64],
+    names: &NameKeys,
+    stored: &[bool],
+) -> Result<Placed> {
+    let mut fresh: Vec<usize> = (0..rows.len()).collect();
+    fresh.sort_by_key(|&row| rows.order_key(row));
+    let mut known = Vec::new();
+    if stored.contains(&true) {
+        (known, fresh) = fresh
+            .into_iter()
+            .partition(|&row| stored.get(row) == Some(&true));
+    }
+    let mut placed = Placed {
+        batches: Vec::new(),
+        places: vec![(0, 0); rows.len()],
+        fresh_batches: 0,
+        stored_rows: known.len(),
+    };
+    let (batches, places) = (&mut placed.batches, &mut placed.places);
+    place_record_batches(rows, hashes, names, &fresh, batches, places)?;
+    placed.fresh_batches = batches.len();
+    place_record_batches(rows, hashes, names, &known, batches, places)?;
+    Ok(placed)
 }
 
 /// Where a row is: its batch and its row in it.
@@ -207,20 +253,19 @@ type Place = (u32, u32);
 /// the many trackers of a write with the same names share one batch (a
 /// batch per tracker would cost a schema and a dozen arrays per row when
 /// a gateway interleaves thousands of trackers).
-fn placed_record_batches(
+fn place_record_batches(
     rows: &Rows,
     hashes: &[u64],
     keys: &NameKeys,
-) -> Result<(Vec<RecordBatch>, Vec<Place>)> {
-    let mut places: Vec<Place> = vec![(0, 0); rows.len()];
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by_key(|&row| rows.order_key(row));
-    let mut batches = Vec::new();
+    order: &[usize],
+    batches: &mut Vec<RecordBatch>,
+    places: &mut [Place],
+) -> Result<()> {
     let mut chunk: Vec<usize> = Vec::new();
     let mut names: std::collections::HashSet<u64, foldhash::quality::RandomState> =
         std::collections::HashSet::default();
     let mut values = 0usize;
-    for &index in &order {
+    for &index in order {
         let own = keys.of_entry(index);
         let new_names = own.iter().filter(|n| !names.contains(*n)).count();
         let count = chunk.len() + 1;
@@ -245,7 +290,7 @@ fn placed_record_batches(
     if !chunk.is_empty() {
         batches.push(record_batch(rows, hashes, &chunk)?);
     }
-    Ok((batches, places))
+    Ok(())
 }
 
 /// Every row's inner columns' keys ([`name_key`] of their storage names),
@@ -261,7 +306,7 @@ pub(crate) struct NameKeys {
 impl NameKeys {
     /// The keys of `rows`' inner columns, row by row.
     pub(crate) fn of(rows: &Rows) -> Self {
-        let mut keys = Vec::new();
+        let mut keys = Vec::with_capacity(rows.entry_count());
         let mut ends = Vec::with_capacity(rows.len());
         for row in 0..rows.len() {
             keys.extend(
@@ -292,10 +337,15 @@ pub(crate) struct Prepared {
     names: NameKeys,
     /// The messages' WAL encodings.
     encoded: Encoded,
-    /// The rows, as [`placed_record_batches`] cuts and sorts them.
+    /// The rows, as [`place_record_batches`] cuts and sorts them: first
+    /// those not known as stored when the write was prepared, then those.
     batches: Vec<RecordBatch>,
     /// Each message's batch and row.
     places: Vec<Place>,
+    /// How many of `batches` hold the rows not known as stored.
+    fresh_batches: usize,
+    /// How many rows were known as stored (the rows of the other batches).
+    presumed_stored: usize,
 }
 
 impl Prepared {
@@ -328,8 +378,19 @@ impl Prepared {
     /// the batches as built when all are kept; otherwise each filtered, empty
     /// ones left out, and inner columns left without a value dropped (a
     /// refused message's names must not appear).
-    pub(crate) fn into_kept(self, kept: &[usize]) -> Result<Vec<RecordBatch>> {
+    pub(crate) fn into_kept(mut self, kept: &[usize]) -> Result<Vec<RecordBatch>> {
         if kept.len() == self.keys.len() {
+            return Ok(self.batches);
+        }
+        // Just the rows known as stored left out: the first batches hold
+        // the others (`kept` has no repeats, so if it has as many rows and
+        // none of those left out, it has them all).
+        if kept.len() + self.presumed_stored == self.keys.len()
+            && kept
+                .iter()
+                .all(|&index| (self.places[index].0 as usize) < self.fresh_batches)
+        {
+            self.batches.truncate(self.fresh_batches);
             return Ok(self.batches);
         }
         let mut masks: Vec<Vec<bool>> = self
@@ -715,7 +776,7 @@ mod tests {
 
     fn prepared(messages: Vec<Message>) -> Prepared {
         Encoding::new(Rows::from_messages(&messages))
-            .prepare()
+            .prepare(&[])
             .unwrap()
     }
 
@@ -766,6 +827,58 @@ mod tests {
         assert_eq!(fuel.len() - fuel.null_count(), 1);
         // Nothing kept: no batch.
         assert!(prepared(sent).into_kept(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rows_known_as_stored_are_batched_apart_and_kept_if_the_writer_finds_them_new() {
+        let mut retransmitted = message(2, 500);
+        retransmitted.inputs = vec![("stored".into(), 1.0)];
+        let sent = vec![
+            message(1, 3000),
+            retransmitted,
+            message(1, 1000),
+            message(3, 10),
+        ];
+        let marked = [false, true, false, true];
+        let prepare = || {
+            Encoding::new(Rows::from_messages(&sent))
+                .prepare(&marked)
+                .unwrap()
+        };
+        let split = prepare();
+        assert_eq!((split.fresh_batches, split.presumed_stored), (1, 2));
+        // The writer finds just those stored: the first batch as built,
+        // with no column of the rows left out.
+        let fresh = split.batches[0].clone();
+        let kept = split.into_kept(&[0, 2]).unwrap();
+        assert_eq!(kept, [fresh]);
+        assert_eq!(rows_of(&kept), [(1, 1000), (1, 3000)]);
+        assert!(kept[0].column_by_name("inputs.stored").is_none());
+        // One of them is new after all (a failed group took its key
+        // back): kept, with its column, as if nothing had been marked.
+        let kept = prepare().into_kept(&[0, 1, 2]).unwrap();
+        assert_eq!(rows_of(&kept), [(1, 1000), (1, 3000), (2, 500)]);
+        assert!(
+            kept.iter()
+                .any(|b| b.column_by_name("inputs.stored").is_some())
+        );
+        // A row not marked is a copy after all (of one earlier in the
+        // group): left out, the marked ones too.
+        assert_eq!(rows_of(&prepare().into_kept(&[2]).unwrap()), [(1, 1000)]);
+        // Everything kept, or nothing marked: the rows of a write prepared
+        // without marks, in the same order within each part.
+        assert_eq!(
+            rows_of(&prepare().into_kept(&[0, 1, 2, 3]).unwrap()),
+            [(1, 1000), (1, 3000), (2, 500), (3, 10)]
+        );
+        let unmarked = Encoding::new(Rows::from_messages(&sent))
+            .prepare(&[false; 4])
+            .unwrap();
+        assert_eq!(unmarked.fresh_batches, unmarked.batches.len());
+        assert_eq!(
+            rows_of(&unmarked.into_kept(&[0, 2]).unwrap()),
+            [(1, 1000), (1, 3000)]
+        );
     }
 }
 

@@ -205,28 +205,6 @@ impl DedupIndex {
         self.known_in(self.partitions.get(&partition), partition.0, time_ms, hash)
     }
 
-    /// Notes in `needs` what [`known_noting`](Self::known_noting) would,
-    /// without settling the message: a message of a complete partition, or
-    /// at or after its tracker's held mark, is never unknown, so its key
-    /// is not looked up (the request's thread asks this of every message
-    /// before the writer settles it).
-    pub(crate) fn note_needs(
-        &self,
-        partition: PartitionKey,
-        time_ms: i64,
-        hash: u64,
-        needs: &mut Needs,
-    ) {
-        let part = self.partitions.get(&partition);
-        if part.is_some_and(|p| p.complete) {
-            return;
-        }
-        if part.is_some() && time_ms >= self.held_from(partition.0) {
-            return;
-        }
-        self.known_noting(partition, time_ms, hash, needs);
-    }
-
     /// [`known`](Self::known), noting in `needs` what must be read from
     /// storage first: the partition if the index lacks it, and its keys
     /// too if the message cannot be settled without them.
@@ -274,12 +252,6 @@ impl DedupIndex {
     fn mark(&self, tracker: i64) -> Option<Mark> {
         let marks = self.watermarks.as_ref()?;
         Some(marks.get(&tracker).copied().unwrap_or(Mark::EMPTY))
-    }
-
-    /// The time from which the index holds every stored key of the tracker;
-    /// `i64::MAX` when the sink cannot say (nothing is settled that way).
-    fn held_from(&self, tracker: i64) -> i64 {
-        self.mark(tracker).map_or(i64::MAX, |mark| mark.held_from)
     }
 
     /// Notes that keys of the tracker up to `time_ms` left the index.
@@ -608,44 +580,6 @@ mod tests {
         // Without marks (ClickHouse) nothing is settled by time.
         let index = DedupIndex::new(100, None, 0);
         assert_eq!(index.known((1, 0), 5_000, 5), Known::Unknown);
-    }
-
-    #[test]
-    fn noting_needs_asks_for_what_settling_would() {
-        // Every state a message meets: partitions absent, loaded incomplete
-        // (keys in the memtable, flushed keys held), complete; trackers with
-        // a watermark, without one, and none known by the sink.
-        let mut indexes = vec![
-            DedupIndex::new(100, Some(HashMap::from([(1, 1_000), (2, 3_000)])), 0),
-            DedupIndex::new(100, None, 0),
-        ];
-        for index in &mut indexes {
-            index.load((1, 0), None, []);
-            assert!(index.insert((1, 0), 2_000, 5));
-            assert!(index.insert((1, 0), 500, 6));
-            index.load((2, 0), Some(vec![(2_500, 7)]), []);
-            assert!(index.insert((2, 0), 4_000, 8));
-            index.load((3, 0), None, []);
-            assert!(index.insert((3, 0), 100, 9));
-            index.flushed(&[((3, 0), 100, 9)]);
-        }
-        for index in &indexes {
-            for tracker in 1..=4 {
-                for time in [
-                    100, 500, 999, 1_000, 1_001, 2_000, 2_500, 3_000, 4_000, 5_000,
-                ] {
-                    for hash in 5..=9 {
-                        let partition = (tracker, 0);
-                        let (mut noted, mut settled) = (Needs::default(), Needs::default());
-                        index.note_needs(partition, time, hash, &mut noted);
-                        index.known_noting(partition, time, hash, &mut settled);
-                        let at = (tracker, time, hash);
-                        assert_eq!(noted.partitions, settled.partitions, "{at:?}");
-                        assert_eq!(noted.complete, settled.complete, "{at:?}");
-                    }
-                }
-            }
-        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
 use crate::batch::{DAY_MS, Encoding, Entry, Prepared, day_of, name_key, recovered_batches};
-use crate::dedup::{DedupIndex, Needs, PartitionKey};
+use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::IngestMetrics;
 use crate::rows::Rows;
@@ -257,14 +257,22 @@ impl Shared {
 
     /// What a write of `keys` needs read before the writer thread sees it
     /// (partitions the index lacks, and those its late or retransmitted
-    /// messages need complete), if anything.
-    fn needs(&self, keys: &[(PartitionKey, i64, u64)]) -> Option<Needs> {
+    /// messages need complete), if anything; and which of its messages the
+    /// index knows as stored already (retransmissions), whose rows are
+    /// then kept apart from the others ([`Encoding::prepare`]). Only the
+    /// writer settles a message: one known as stored here may be new again
+    /// there (a failed group took its key back), and one new here may be a
+    /// copy there (of one in the same group).
+    fn screen(&self, keys: &[(PartitionKey, i64, u64)]) -> (Option<Needs>, Vec<bool>) {
         let dedup = self.dedup.lock();
         let mut needs = Needs::default();
-        for &(partition, time, hash) in keys {
-            dedup.note_needs(partition, time, hash, &mut needs);
-        }
-        (!needs.partitions.is_empty()).then_some(needs)
+        let stored = keys
+            .iter()
+            .map(|&(partition, time, hash)| {
+                dedup.known_noting(partition, time, hash, &mut needs) == Known::Duplicate
+            })
+            .collect();
+        ((!needs.partitions.is_empty()).then_some(needs), stored)
     }
 
     fn publish_gauges(&self) {
@@ -703,13 +711,14 @@ impl Preparer {
             .filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?)))
             .collect();
         let encoding = Encoding::new(rows);
-        let loading = shared.needs(&encoding.keys).and_then(|needs| {
+        let (needs, stored) = shared.screen(&encoding.keys);
+        let loading = needs.and_then(|needs| {
             let (done, read) = tokio::sync::oneshot::channel();
             let request = loader::Request { needs, done };
             self.loads.send(request).is_ok().then_some(read)
         });
         // The batches are built while the loader reads.
-        let prepared = encoding.prepare()?;
+        let prepared = encoding.prepare(&stored)?;
         Ok(PreparedWrite {
             prepared: Some(prepared),
             points,

@@ -273,11 +273,16 @@ impl Ring {
     }
 }
 
+/// The rings by tracker. Hashed with foldhash: tracker ids are the
+/// platform's own, and SipHash of every acknowledged point's id showed in
+/// the intake's profile.
+type Trackers = HashMap<TrackerId, Ring, foldhash::fast::RandomState>;
+
 /// Each tracker's most recent positions, at most a fixed number per tracker.
 #[derive(Debug)]
 pub struct LivePositions {
     capacity: usize,
-    trackers: RwLock<HashMap<TrackerId, Ring>>,
+    trackers: RwLock<Trackers>,
     trackers_held: Gauge,
     points_held: Gauge,
 }
@@ -288,7 +293,7 @@ impl LivePositions {
     pub(crate) fn new(points_per_tracker: usize, trackers_held: Gauge, points_held: Gauge) -> Self {
         Self {
             capacity: points_per_tracker.max(1),
-            trackers: RwLock::new(HashMap::new()),
+            trackers: RwLock::new(Trackers::default()),
             trackers_held,
             points_held,
         }
@@ -336,7 +341,7 @@ impl LivePositions {
         self.read().len()
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, HashMap<TrackerId, Ring>> {
+    fn read(&self) -> RwLockReadGuard<'_, Trackers> {
         self.trackers.read().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -386,6 +386,11 @@ impl Rows {
         // Names no kept row uses stay: they only cost a look-up entry.
     }
 
+    /// How many inner entries all rows hold.
+    pub(crate) fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+
     /// The `mn_name` of row `row`.
     pub(crate) fn mn_name_of(&self, row: usize) -> Option<&str> {
         let (start, end) = self.mn_name[row]?;

@@ -19,5 +19,5 @@ pub fn encode(rows: Rows) -> Encoded {
 /// Builds the memtable batches (sorted, cut, inner columns' keys listed)
 /// and drops the rows; returns how many batches.
 pub fn prepare(encoded: Encoded) -> Result<usize> {
-    Ok(encoded.0.prepare()?.batches())
+    Ok(encoded.0.prepare(&[])?.batches())
 }

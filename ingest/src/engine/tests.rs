@@ -608,7 +608,8 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
         let late = Entry::new(at(0, 2.0)).unwrap();
         let needs = ingest
             .shared
-            .needs(&[late.dedup_key()])
+            .screen(&[late.dedup_key()])
+            .0
             .expect("a late message needs its partition");
         // As the loader reads: the generation, then the files.
         let generation = ingest.shared.dedup.lock().generation();
