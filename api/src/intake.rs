@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::answer::{Answer, Schemas, Success};
-use crate::metrics::LookupKind;
+use crate::metrics::{IntakeStage, LookupKind};
 use crate::params;
 use crate::route::{AccessDoc, CallDoc, Credential, RequestDoc, Route};
 use crate::{ApiError, ApiResult, AppState};
@@ -238,6 +238,9 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
     let mut chunker = intake::Chunker::new(config.intake_chunk_bytes);
     let mut body = Limited::new(body, limit);
     let mut receiving = true;
+    let metrics = &state.inner.metrics;
+    let begun = std::time::Instant::now();
+    let mut received = begun;
     if !matches!(encoding.as_str(), "" | "identity") {
         // A compressed body is read whole, then decoded on a parse task.
         let raw = tokio::time::timeout_at(deadline, (&mut body).collect())
@@ -245,6 +248,8 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
             .map_err(|_| params::too_slow(timeout))?
             .map_err(|e| params::body_error(&e, limit))?
             .to_bytes();
+        received = std::time::Instant::now();
+        metrics.observe_intake_stage(IntakeStage::Receive, begun);
         let decoded = on_parse_task(state, request.body, move || {
             Ok(decode(&raw, &encoding, limit)?.into_owned())
         })
@@ -270,6 +275,8 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
                     }
                 } else {
                     receiving = false;
+                    received = std::time::Instant::now();
+                    metrics.observe_intake_stage(IntakeStage::Receive, begun);
                     if let Some((lines, first_line)) = chunker.finish() {
                         chunks.push(prepare_chunk(request.clone(), lines.into(), first_line));
                     }
@@ -279,6 +286,7 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
             else => break,
         }
     }
+    metrics.observe_intake_stage(IntakeStage::Parse, received);
     // In the body's order: the per-day limit on inner columns refuses the
     // same lines whatever the chunking.
     ready.sort_unstable_by_key(|chunk: &ReadyChunk| chunk.lines.first().copied());
@@ -294,7 +302,9 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
         kept_lines.push(chunk.lines);
         stored.rejected.absorb(chunk.rejected);
     }
+    let committing = std::time::Instant::now();
     let outcomes = state.ingest().commit_all(writes).await?;
+    metrics.observe_intake_stage(IntakeStage::Commit, committing);
     for (lines, outcome) in kept_lines.iter().zip(outcomes) {
         stored.accepted += outcome.accepted;
         stored.duplicates += outcome.duplicates;

@@ -95,6 +95,24 @@ pub(crate) struct Metrics {
     pub(crate) intake_parsing: Gauge,
     /// Intake bodies read and waiting for a parse task (`--intake-parse-tasks`).
     pub(crate) intake_parse_waiting: Gauge,
+    /// Where an intake body's time goes, by stage.
+    intake_stages: Family<StageLabels, Histogram, fn() -> Histogram>,
+}
+
+/// A stage of an intake body's way to its answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum IntakeStage {
+    /// From the request's slot to the body's last byte.
+    Receive,
+    /// From the body's last byte until every chunk is parsed and prepared.
+    Parse,
+    /// The body's chunks committed as one: until durable and visible.
+    Commit,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: &'static str,
 }
 
 fn latency_histogram() -> Histogram {
@@ -113,6 +131,7 @@ impl Metrics {
             intake_waiting: Gauge::default(),
             intake_parsing: Gauge::default(),
             intake_parse_waiting: Gauge::default(),
+            intake_stages: Family::new_with_constructor(latency_histogram),
         };
         registry.register(
             "trackhouse_intake_requests_in_flight",
@@ -133,6 +152,13 @@ impl Metrics {
             "trackhouse_intake_parse_waiting",
             "Intake bodies read and waiting for one of the --intake-parse-tasks that parse and prepare them",
             metrics.intake_parse_waiting.clone(),
+        );
+        registry.register(
+            "trackhouse_intake_stage_seconds",
+            "Time of each stage of an intake body, by stage: receive (from its request slot to its last byte), \
+             parse (from its last byte until every chunk is parsed, resolved and prepared), \
+             commit (its chunks committed as one, until durable and visible; trackhouse_ingest_stage_seconds splits it)",
+            metrics.intake_stages.clone(),
         );
         registry.register(
             "trackhouse_http_requests",
@@ -186,6 +212,18 @@ impl Metrics {
             cache.entries.clone(),
         );
         metrics
+    }
+
+    /// Notes that an intake body's `stage` took from `since` until now.
+    pub(crate) fn observe_intake_stage(&self, stage: IntakeStage, since: std::time::Instant) {
+        let stage = match stage {
+            IntakeStage::Receive => "receive",
+            IntakeStage::Parse => "parse",
+            IntakeStage::Commit => "commit",
+        };
+        self.intake_stages
+            .get_or_create(&StageLabels { stage })
+            .observe(since.elapsed().as_secs_f64());
     }
 
     /// Counts an answer cut short by `limit` (its configuration name).

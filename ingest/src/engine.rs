@@ -20,7 +20,7 @@ use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId,
 use crate::batch::{DAY_MS, Encoding, Entry, Prepared, day_of, name_key, recovered_batches};
 use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
-use crate::metrics::IngestMetrics;
+use crate::metrics::{IngestMetrics, Stage};
 use crate::rows::Rows;
 use crate::sink::Sink;
 use crate::sink::clickhouse::{ClickHouseConfig, ClickHouseSink};
@@ -513,18 +513,26 @@ impl Ingest {
     pub async fn commit_all(&self, writes: Vec<PreparedWrite>) -> Result<Vec<WriteOutcome>> {
         // Past the patience (a slow disk), the writer reads what is left.
         let patience = tokio::time::Instant::now() + LOADER_PATIENCE;
+        let metrics = &self.shared.metrics;
+        let begun = Instant::now();
+        let mut waited = false;
         let mut prepared = Vec::with_capacity(writes.len());
         let mut points = Vec::with_capacity(writes.len());
         for write in writes {
             if let Some(read) = write.loading {
+                waited = true;
                 let _ = tokio::time::timeout_at(patience, read).await;
             }
             points.push((write.prepared.is_some(), write.points));
             prepared.extend(write.prepared);
         }
+        if waited {
+            metrics.observe_stage(Stage::LoaderWait, begun);
+        }
         let mut outcomes = if prepared.is_empty() {
             Vec::new().into_iter()
         } else {
+            let handed = Instant::now();
             let (reply, answer) = tokio::sync::oneshot::channel();
             let sender = open_sender(&self.commands)?;
             match sender.try_send(Command::Write { prepared, reply }) {
@@ -537,8 +545,11 @@ impl Ingest {
                 }
                 Err(TrySendError::Disconnected(_)) => return Err(Error::Stopped),
             }
-            answer.await.map_err(|_| Error::Stopped)??.into_iter()
+            let answered = answer.await.map_err(|_| Error::Stopped)??;
+            metrics.observe_stage(Stage::Writer, handed);
+            answered.into_iter()
         };
+        let recording = Instant::now();
         let mut answered = Vec::with_capacity(points.len());
         for (sent, points) in points {
             let outcome = match sent {
@@ -548,6 +559,7 @@ impl Ingest {
             self.record_live(points, &outcome);
             answered.push(outcome);
         }
+        metrics.observe_stage(Stage::Live, recording);
         Ok(answered)
     }
 

@@ -119,6 +119,50 @@ async fn accepted_lines_are_visible_at_once_and_a_retry_is_all_duplicates() {
 }
 
 #[tokio::test]
+async fn each_stage_of_a_body_is_timed_on_metrics() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("stages@example.com").await;
+    let token = srv.ingest_token(false).await;
+    let sent = lines(&acc, 20);
+    for half in sent.chunks(10) {
+        let answer = post(&srv, &token, ndjson(half), None).await;
+        assert_eq!(answer.ok()["accepted"], 10);
+    }
+    let metrics = srv.metrics_text().await;
+    let count = |family: &str, stage: &str| {
+        let series = format!(r#"{family}_count{{stage="{stage}"}} "#);
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(&series))
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+            .parse::<u64>()
+            .unwrap()
+    };
+    for stage in ["receive", "parse", "commit"] {
+        assert_eq!(
+            count("trackhouse_intake_stage_seconds", stage),
+            2,
+            "{stage}"
+        );
+    }
+    for stage in ["writer", "live"] {
+        assert_eq!(
+            count("trackhouse_ingest_stage_seconds", stage),
+            2,
+            "{stage}"
+        );
+    }
+    // One group per body here (each waited for its answer), each storing rows.
+    for stage in ["group_dedup_append", "group_memtable"] {
+        assert_eq!(
+            count("trackhouse_ingest_stage_seconds", stage),
+            2,
+            "{stage}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn bad_lines_are_rejected_one_by_one_and_the_rest_is_stored() {
     let srv = TestServer::start().await;
     let acc = srv.account("lines@example.com").await;

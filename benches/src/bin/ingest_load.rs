@@ -521,6 +521,10 @@ async fn main() -> anyhow::Result<()> {
             "## Trackhouse WAL and flushes (/metrics)\n\n{}",
             report::wal_table(&results)
         );
+        println!(
+            "## Where a body's time goes on the server (/metrics, mean ms per body; group_* per writer group)\n\n{}",
+            report::stage_table(&results)
+        );
     }
     println!(
         "## What was sent and stored\n\n{}",

@@ -35,7 +35,24 @@ pub struct IngestDelta {
     pub flush_errors: f64,
     /// `trackhouse_compactions_total`.
     pub compactions: f64,
+    /// Each of [`STAGES`]: (sum of seconds, count) of its histogram.
+    pub stages: [(f64, f64); STAGES.len()],
 }
+
+/// The stages a body's time is split into on `/metrics`, as (histogram,
+/// stage label), in the order they happen:
+/// `trackhouse_intake_stage_seconds` for the request,
+/// `trackhouse_ingest_stage_seconds` for its commit and the writer group.
+pub const STAGES: [(&str, &str); 8] = [
+    ("trackhouse_intake_stage_seconds", "receive"),
+    ("trackhouse_intake_stage_seconds", "parse"),
+    ("trackhouse_intake_stage_seconds", "commit"),
+    ("trackhouse_ingest_stage_seconds", "loader_wait"),
+    ("trackhouse_ingest_stage_seconds", "writer"),
+    ("trackhouse_ingest_stage_seconds", "group_dedup_append"),
+    ("trackhouse_ingest_stage_seconds", "group_memtable"),
+    ("trackhouse_ingest_stage_seconds", "live"),
+];
 
 impl Scrape {
     /// Parses the text format (comments and malformed lines are skipped).
@@ -106,6 +123,13 @@ impl Scrape {
             flushes: d("trackhouse_ingest_flushes_total"),
             flush_errors: d("trackhouse_ingest_flush_errors_total"),
             compactions: d("trackhouse_compactions_total"),
+            stages: STAGES.map(|(histogram, stage)| {
+                let labels = format!("{{stage=\"{stage}\"}}");
+                (
+                    d(&format!("{histogram}_sum{labels}")),
+                    d(&format!("{histogram}_count{labels}")),
+                )
+            }),
         }
     }
 }
@@ -155,6 +179,16 @@ mod tests {
             after.sum_with("trackhouse_http_requests_total", "status=\"503\""),
             4.0
         );
+        assert_eq!(d.stages[0], (0.0, 0.0));
+        let timed = Scrape::parse(
+            "trackhouse_intake_stage_seconds_sum{stage=\"parse\"} 0.5\n\
+             trackhouse_intake_stage_seconds_count{stage=\"parse\"} 4\n\
+             trackhouse_ingest_stage_seconds_sum{stage=\"live\"} 0.25\n\
+             trackhouse_ingest_stage_seconds_count{stage=\"live\"} 5\n",
+        );
+        let stages = timed.ingest_since(&before).stages;
+        assert_eq!(stages[1], (0.5, 4.0));
+        assert_eq!(stages[STAGES.len() - 1], (0.25, 5.0));
         assert!(after.has("trackhouse_ingest_messages_total"));
         assert!(!after.has("trackhouse_ingest_flushes_total"));
     }

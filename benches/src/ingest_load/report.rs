@@ -4,6 +4,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use super::System;
+use super::metrics::STAGES;
 use super::point::PointResult;
 
 /// `1234567` as `1,234,567`.
@@ -155,6 +156,34 @@ pub fn wal_table(results: &[PointResult]) -> String {
             r.shutdown
                 .map_or_else(|| "-".to_owned(), |d| format!("{:.1}", d.as_secs_f64())),
         );
+    }
+    out
+}
+
+/// The mean time of each stage of a body on the server (`/metrics`), in
+/// ms: a body's receive, parse and commit; the commit split into its wait
+/// for the loader (writes that needed a read only), the writer (queue,
+/// group, sync) and the live record; the writer group's dedup and appends
+/// and its memtable push (per group).
+pub fn stage_table(results: &[PointResult]) -> String {
+    let mut out = String::from("| point |");
+    for (_, stage) in STAGES {
+        let _ = write!(out, " {stage} |");
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(STAGES.len()));
+    out.push('\n');
+    for r in results {
+        let Some(i) = r.ingest else { continue };
+        let _ = write!(out, "| {} |", name(r));
+        for (sum, count) in i.stages {
+            if count > 0.0 {
+                let _ = write!(out, " {:.2} |", 1e3 * sum / count);
+            } else {
+                out.push_str(" - |");
+            }
+        }
+        out.push('\n');
     }
     out
 }

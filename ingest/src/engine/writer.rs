@@ -18,6 +18,7 @@ use super::{Command, Shared, WriteOutcome};
 use crate::batch::Prepared;
 use crate::dedup::{DedupIndex, Known, Needs, PartitionKey, Set};
 use crate::line::Limit;
+use crate::metrics::Stage;
 use crate::wal::{HEAL_PAUSE, Wal};
 use crate::{Error, Result};
 
@@ -213,6 +214,7 @@ fn store(
     recorded: &mut Vec<(PartitionKey, i64, u64)>,
 ) -> Result<Vec<WriteOutcome>> {
     let group = writes.len();
+    let begun = Instant::now();
     let mut outcomes = Vec::with_capacity(writes.len());
     // Each write with the indices of the messages it keeps.
     let mut kept: Vec<(Prepared, Vec<usize>)> = Vec::with_capacity(writes.len());
@@ -276,6 +278,7 @@ fn store(
         shared.metrics.dedup_evictions.inc_by(evicted as u64);
         shared.metrics.dedup_entries.set(dedup.entries() as i64);
     }
+    shared.metrics.observe_stage(Stage::GroupDedupAppend, begun);
     let duplicates: usize = outcomes.iter().map(|o| o.duplicates).sum();
     let rows = kept.iter().map(|(_, indices)| indices.len()).sum::<usize>();
     if !kept.is_empty() {
@@ -291,6 +294,7 @@ fn store(
             wal.write_out().map_err(Error::Wal)?;
         }
         shared.metrics.group_writes.observe(group as f64);
+        let synced = Instant::now();
         let mut batches = Vec::with_capacity(kept.len());
         for (write, indices) in kept {
             batches.extend(write.into_kept(&indices)?);
@@ -300,6 +304,8 @@ fn store(
         state.unflushed.extend(batches);
         state.unflushed_rows += rows;
         state.oldest_unflushed.get_or_insert_with(Instant::now);
+        drop(state);
+        shared.metrics.observe_stage(Stage::GroupMemtable, synced);
     }
     shared.metrics.count("accepted", rows);
     shared.metrics.count("duplicate", duplicates);
