@@ -241,12 +241,14 @@ fn placed_record_batches(
 /// Where a row is: its batch and its row in it.
 type Place = (u32, u32);
 
-/// Builds the memtable batches of `rows`, whose content hashes `hashes`
-/// holds and whose inner columns' keys `keys` holds, with each row's
-/// [`Place`]: rows sorted by (UTC day, tracker, message time) (arrival
-/// order among equal times), the order the flusher writes in (it never
-/// sorts a copy of a memtable batch), cut so that the null cells of a
-/// batch's inner columns stay within a few times the values it holds.
+/// Appends to `batches` the memtable batches of the rows of `rows` that
+/// `order` lists, whose content hashes `hashes` holds and whose inner
+/// columns' keys `keys` holds, noting each one's [`Place`]: rows in
+/// `order`'s order, which [`placed_record_batches`] sorts by (UTC day,
+/// tracker, message time) (arrival order among equal times), the order
+/// the flusher writes in (it never sorts a copy of a memtable batch),
+/// cut so that the null cells of a batch's inner columns stay within a
+/// few times the values it holds.
 /// Memory is then bounded by the values sent, whatever mix of names the
 /// messages carry: a message with many names of its own gets a batch of
 /// its own instead of a column per name across thousands of rows, while
