@@ -161,7 +161,7 @@ impl Encoding {
             batches: placed.batches,
             places: placed.places,
             fresh_batches: placed.fresh_batches,
-            presumed_stored: placed.stored_rows,
+            stored_rows: placed.stored_rows,
         })
     }
 }
@@ -347,7 +347,7 @@ pub(crate) struct Prepared {
     /// How many of `batches` hold the rows not known as stored.
     fresh_batches: usize,
     /// How many rows were known as stored (the rows of the other batches).
-    presumed_stored: usize,
+    stored_rows: usize,
 }
 
 impl Prepared {
@@ -387,7 +387,7 @@ impl Prepared {
         // Just the rows known as stored left out: the first batches hold
         // the others (`kept` has no repeats, so if it has as many rows and
         // none of those left out, it has them all).
-        if kept.len() + self.presumed_stored == self.keys.len()
+        if kept.len() + self.stored_rows == self.keys.len()
             && kept
                 .iter()
                 .all(|&index| (self.places[index].0 as usize) < self.fresh_batches)
@@ -848,7 +848,7 @@ mod tests {
                 .unwrap()
         };
         let split = prepare();
-        assert_eq!((split.fresh_batches, split.presumed_stored), (1, 2));
+        assert_eq!((split.fresh_batches, split.stored_rows), (1, 2));
         // The writer finds just those stored: the first batch as built,
         // with no column of the rows left out.
         let fresh = split.batches[0].clone();

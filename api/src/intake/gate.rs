@@ -10,8 +10,7 @@
 //! ones no later than before. No body waits forever: the older ones have
 //! a bounded number of chunks.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,35 +26,19 @@ pub(crate) struct ParseGate {
 #[derive(Debug)]
 struct Queue {
     free: usize,
-    /// By (body, order of asking), lowest first.
-    queue: BinaryHeap<Reverse<Waiter>>,
+    /// The chunks waiting, by (body, order of asking): the first is served next.
+    queue: BTreeMap<(u64, u64), oneshot::Sender<()>>,
     asked: u64,
 }
 
-#[derive(Debug)]
-struct Waiter {
-    body: u64,
-    asked: u64,
-    wake: oneshot::Sender<()>,
-}
-
-impl PartialEq for Waiter {
-    fn eq(&self, other: &Self) -> bool {
-        (self.body, self.asked) == (other.body, other.asked)
-    }
-}
-
-impl Eq for Waiter {}
-
-impl PartialOrd for Waiter {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Waiter {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.body, self.asked).cmp(&(other.body, other.asked))
+impl Queue {
+    /// Takes a free task, if there is one.
+    fn take_free(&mut self) -> bool {
+        let free = self.free > 0;
+        if free {
+            self.free -= 1;
+        }
+        free
     }
 }
 
@@ -75,7 +58,7 @@ impl ParseGate {
         Self {
             state: Mutex::new(Queue {
                 free: tasks.max(1),
-                queue: BinaryHeap::new(),
+                queue: BTreeMap::new(),
                 asked: 0,
             }),
             bodies: AtomicU64::new(0),
@@ -93,44 +76,42 @@ impl ParseGate {
 
     /// A task at once, if one is free.
     pub(crate) fn try_take(&self) -> Option<Held<'_>> {
-        let mut state = self.lock();
-        (state.free > 0).then(|| {
-            state.free -= 1;
-            Held(self)
-        })
+        // Not `then_some`: a `Held` built eagerly would give back, when
+        // dropped, a task it never took.
+        let took = self.lock().take_free();
+        took.then(|| Held(self))
     }
 
     /// A task for a chunk of body `body`, once no older body's chunk waits.
     pub(crate) async fn take(&self, body: u64) -> Held<'_> {
         let wait = {
             let mut state = self.lock();
-            if state.free > 0 {
-                state.free -= 1;
+            // One may have been freed since `try_take`.
+            if state.take_free() {
                 return Held(self);
             }
             let (wake, wait) = oneshot::channel();
             let asked = state.asked;
             state.asked += 1;
-            state.queue.push(Reverse(Waiter { body, asked, wake }));
+            state.queue.insert((body, asked), wake);
             wait
         };
         let mut waiting = Wait {
             gate: self,
-            wait: Some(wait),
+            wait,
+            woken: false,
         };
-        if let Some(wait) = waiting.wait.as_mut() {
-            // The sender is dropped only after a send (see give_back).
-            let _ = wait.await;
-        }
-        waiting.wait = None;
+        // The sender is dropped only after a send (see give_back).
+        let _ = (&mut waiting.wait).await;
+        waiting.woken = true;
         Held(self)
     }
 
     /// Hands a task to the oldest body's chunk still waiting, or frees it.
     fn give_back(&self) {
         let mut state = self.lock();
-        while let Some(Reverse(waiter)) = state.queue.pop() {
-            if waiter.wake.send(()).is_ok() {
+        while let Some((_, wake)) = state.queue.pop_first() {
+            if wake.send(()).is_ok() {
                 return;
             }
             // That chunk's request was given up: the next one.
@@ -143,14 +124,15 @@ impl ParseGate {
 /// gives back the task if one was handed to it meanwhile.
 struct Wait<'a> {
     gate: &'a ParseGate,
-    wait: Option<oneshot::Receiver<()>>,
+    wait: oneshot::Receiver<()>,
+    woken: bool,
 }
 
 impl Drop for Wait<'_> {
     fn drop(&mut self) {
-        if let Some(mut wait) = self.wait.take() {
-            wait.close();
-            if wait.try_recv().is_ok() {
+        if !self.woken {
+            self.wait.close();
+            if self.wait.try_recv().is_ok() {
                 self.gate.give_back();
             }
         }
