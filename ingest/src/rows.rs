@@ -183,10 +183,8 @@ pub struct Rows {
     pub(crate) mn_csq: Vec<Option<i32>>,
     pub(crate) mn_type: Vec<Option<MnType>>,
     pub(crate) flags: Vec<Option<i64>>,
-    /// Every row's inner entries, one row after the other.
-    entries: Vec<(u32, InnerValue)>,
-    /// Where each row's entries end in `entries`.
-    entry_ends: Vec<u32>,
+    /// Every row's inner entries.
+    entries: Entries,
     pub(crate) names: Names,
 }
 
@@ -215,8 +213,7 @@ impl Rows {
             mn_csq: Vec::with_capacity(rows),
             mn_type: Vec::with_capacity(rows),
             flags: Vec::with_capacity(rows),
-            entries: Vec::new(),
-            entry_ends: Vec::with_capacity(rows),
+            entries: Entries::with_capacity(rows),
             names: Names::default(),
         }
     }
@@ -276,24 +273,27 @@ impl Rows {
         // The row before's entries: a row usually names the same columns in
         // the same places (a body's devices are mostly of one type), and
         // comparing a name with the one there costs less than a look-up.
-        let previous_end = self.entries.len();
-        let mut slot = self
-            .entry_ends
-            .len()
-            .checked_sub(2)
-            .map_or(0, |at| self.entry_ends[at] as usize);
+        let previous = self.entries.last();
+        let block = self.entries.room(
+            inner.discrete_inputs.len()
+                + inner.discrete_outputs.len()
+                + inner.inputs.len()
+                + inner.states.len(),
+        );
+        let start = self.entries.blocks.get(block).map_or(0, Vec::len);
+        let mut slot = 0;
         for (kind, list) in [
             (InnerKind::DiscreteInputs, inner.discrete_inputs),
             (InnerKind::DiscreteOutputs, inner.discrete_outputs),
         ] {
             for &(number, value) in list {
                 let id = self.id_at(
+                    previous,
                     slot,
-                    previous_end,
                     |n| n.kind == kind && n.number == number,
                     |names| names.discrete(kind, number),
                 );
-                self.entries.push((id, InnerValue::Discrete(value)));
+                self.entries.push(block, (id, InnerValue::Discrete(value)));
                 slot += 1;
             }
         }
@@ -307,32 +307,31 @@ impl Rows {
                 }));
         for (kind, name, value) in named {
             let id = self.id_at(
+                previous,
                 slot,
-                previous_end,
                 |n| n.kind == kind && n.name == *name,
                 |names| names.named(kind, name),
             );
-            self.entries.push((id, value));
+            self.entries.push(block, (id, value));
             slot += 1;
         }
-        self.entry_ends.push(self.entries.len() as u32);
+        self.entries.end_row(block, start);
     }
 
-    /// The id of the column `matches` picks: the one of entry `slot` if
-    /// that is an entry before `end` (the row before's) and matches, else
-    /// the one `find` looks up.
+    /// The id of the column `matches` picks: the one of entry `slot` of
+    /// the row before (`previous`) if it has one there and it matches,
+    /// else the one `find` looks up.
     fn id_at(
         &mut self,
+        previous: Option<Span>,
         slot: usize,
-        end: usize,
         matches: impl Fn(&InnerName) -> bool,
         find: impl FnOnce(&mut Names) -> u32,
     ) -> u32 {
-        if slot < end {
-            let id = self.entries[slot].0;
-            if matches(self.names.get(id)) {
-                return id;
-            }
+        if let Some(&(id, _)) = previous.and_then(|span| self.entries.of_span(span).get(slot))
+            && matches(self.names.get(id))
+        {
+            return id;
         }
         find(&mut self.names)
     }
@@ -375,20 +374,17 @@ impl Rows {
         pick(&mut self.mn_csq, kept);
         pick(&mut self.mn_type, kept);
         pick(&mut self.flags, kept);
-        let mut entries = Vec::new();
-        let mut ends = Vec::with_capacity(kept.len());
+        let mut entries = Entries::with_capacity(kept.len());
         for &row in kept {
-            entries.extend_from_slice(self.entries_of(row));
-            ends.push(entries.len() as u32);
+            entries.push_row(self.entries_of(row));
         }
         self.entries = entries;
-        self.entry_ends = ends;
         // Names no kept row uses stay: they only cost a look-up entry.
     }
 
     /// How many inner entries all rows hold.
     pub(crate) fn entry_count(&self) -> usize {
-        self.entries.len()
+        self.entries.count
     }
 
     /// The `mn_name` of row `row`.
@@ -399,10 +395,7 @@ impl Rows {
 
     /// The inner entries of row `row`, in a message's order.
     pub(crate) fn entries_of(&self, row: usize) -> &[(u32, InnerValue)] {
-        let start = row
-            .checked_sub(1)
-            .map_or(0, |before| self.entry_ends[before] as usize);
-        &self.entries[start..self.entry_ends[row] as usize]
+        self.entries.of_span(self.entries.rows[row])
     }
 
     /// The day partition, time and tracker of row `row`, as rows are sorted.
@@ -519,6 +512,95 @@ impl Rows {
         let hash = xxhash_rust::xxh3::xxh3_64(scratch);
         varint(out, hash);
         hash
+    }
+}
+
+/// Inner entries a block holds (64 KiB of them), unless a row has more.
+const ENTRY_BLOCK: usize = 2_048;
+
+/// Where a row's inner entries lie: their block, and their range in it.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    block: u32,
+    start: u32,
+    end: u32,
+}
+
+/// Every row's inner entries, in blocks of [`ENTRY_BLOCK`] entries that
+/// are filled and never moved; a row's entries lie in one block. One
+/// vector of them all, grown by doubling, copied the entries so far at
+/// each step and faulted in fresh pages for them (a tenth of the request
+/// threads' parse): a block of this size is reused from the allocator's
+/// free pages.
+#[derive(Debug, Clone, Default)]
+struct Entries {
+    blocks: Vec<Vec<(u32, InnerValue)>>,
+    /// Each row's entries.
+    rows: Vec<Span>,
+    /// Entries in all.
+    count: usize,
+}
+
+impl Entries {
+    fn with_capacity(rows: usize) -> Self {
+        Self {
+            blocks: Vec::new(),
+            rows: Vec::with_capacity(rows),
+            count: 0,
+        }
+    }
+
+    /// The last row's entries.
+    fn last(&self) -> Option<Span> {
+        self.rows.last().copied()
+    }
+
+    /// The entries of `span`.
+    fn of_span(&self, span: Span) -> &[(u32, InnerValue)] {
+        if span.start == span.end {
+            return &[];
+        }
+        &self.blocks[span.block as usize][span.start as usize..span.end as usize]
+    }
+
+    /// The block with room for the next row's `count` entries: the last
+    /// one, or a new one.
+    fn room(&mut self, count: usize) -> usize {
+        match self.blocks.last() {
+            Some(last) if last.capacity() - last.len() >= count => self.blocks.len() - 1,
+            _ if count == 0 => self.blocks.len().saturating_sub(1),
+            _ => {
+                self.blocks.push(Vec::with_capacity(count.max(ENTRY_BLOCK)));
+                self.blocks.len() - 1
+            }
+        }
+    }
+
+    /// Adds an entry of the row begun in `block` (within the room asked for).
+    fn push(&mut self, block: usize, entry: (u32, InnerValue)) {
+        self.blocks[block].push(entry);
+    }
+
+    /// Ends the row whose entries went to `block` from `start` on.
+    fn end_row(&mut self, block: usize, start: usize) {
+        let end = self.blocks.get(block).map_or(start, Vec::len);
+        self.count += end - start;
+        // A write holds far fewer than 2^32 entries (bodies are capped).
+        self.rows.push(Span {
+            block: block as u32,
+            start: start as u32,
+            end: end as u32,
+        });
+    }
+
+    /// Adds a row of `entries`.
+    fn push_row(&mut self, entries: &[(u32, InnerValue)]) {
+        let block = self.room(entries.len());
+        let start = self.blocks.get(block).map_or(0, Vec::len);
+        if let Some(to) = self.blocks.get_mut(block) {
+            to.extend_from_slice(entries);
+        }
+        self.end_row(block, start);
     }
 }
 

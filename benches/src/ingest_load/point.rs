@@ -273,9 +273,10 @@ pub async fn trackhouse(
     );
     expected.forget_messages();
     let stored_text = format!(
-        "{} rows in {} Parquet files, UTC days: {}",
+        "{} rows in {} Parquet files ({:.1} bytes a row), UTC days: {}",
         group(stored.rows),
         stored.files,
+        stored.bytes as f64 / stored.rows.max(1) as f64,
         stored.days
     );
     Ok(PointResult {

@@ -182,6 +182,8 @@ pub struct Stored {
     pub files: usize,
     /// UTC days (directories) they are in.
     pub days: usize,
+    /// Their bytes, as the catalog lists them.
+    pub bytes: u64,
     /// Rows in all.
     pub rows: u64,
     /// The messages stored.
@@ -222,6 +224,7 @@ pub fn stored_parquet(data_dir: &Path, pool: &Pool) -> anyhow::Result<Stored> {
     let files = ingest::listed_files(&root).context("reading the catalog of telemetry/")?;
     let mut stored = Stored {
         files: files.len(),
+        bytes: files.iter().map(|f| f.bytes).sum(),
         ..Stored::default()
     };
     let mut days = std::collections::BTreeSet::new();

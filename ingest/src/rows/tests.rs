@@ -154,3 +154,52 @@ fn a_write_names_each_inner_column_once() {
     assert_eq!(rows.message(1).tracker_id, TrackerId(9));
     assert_eq!(rows.message(2), a);
 }
+
+#[test]
+fn rows_read_back_whole_across_entry_blocks() {
+    let inputs = |n: usize, at: usize| -> Vec<(Name, f64)> {
+        (0..n)
+            .map(|i| (Name::from(format!("in{i:05}")), (at * 10_000 + i) as f64))
+            .collect()
+    };
+    // Rows of 7 entries fill blocks with room left at their ends; a row
+    // of more than a block's entries gets one of its own; rows of none
+    // take none.
+    let mut messages: Vec<Message> = (0..700)
+        .map(|at| Message {
+            message_time_ms: at as i64,
+            inputs: inputs(if at % 50 == 0 { 0 } else { 7 }, at),
+            ..Message::default()
+        })
+        .collect();
+    messages.insert(
+        350,
+        Message {
+            inputs: inputs(super::ENTRY_BLOCK + 5, 1),
+            ..Message::default()
+        },
+    );
+    messages.insert(0, Message::default());
+    let mut rows = Rows::from_messages(&messages);
+    let entries: usize = messages.iter().map(|m| m.inputs.len()).sum();
+    assert_eq!(rows.entry_count(), entries);
+    assert!(
+        rows.entries.blocks.len() >= 3,
+        "{} blocks",
+        rows.entries.blocks.len()
+    );
+    for (row, m) in messages.iter().enumerate() {
+        assert_eq!(&rows.message(row), m, "row {row}");
+    }
+    let kept: Vec<usize> = (0..messages.len()).filter(|i| i % 3 != 1).collect();
+    rows.retain(&kept);
+    assert_eq!(
+        rows.entry_count(),
+        kept.iter()
+            .map(|&i| messages[i].inputs.len())
+            .sum::<usize>()
+    );
+    for (row, &i) in kept.iter().enumerate() {
+        assert_eq!(rows.message(row), messages[i], "kept row {row}");
+    }
+}
