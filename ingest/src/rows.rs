@@ -3,7 +3,7 @@
 //! are made from, with no [`Message`] per line.
 //!
 //! Each fixed field is a vector of its values. The inner entries of every
-//! row lie in one vector, each naming its inner column by an id of the
+//! row lie in blocks ([`Entries`]), each naming its inner column by an id of the
 //! write's [`Names`]: a name is looked up in a map of the write's own,
 //! copied and hashed once per write instead of once per message. A row's
 //! entries keep a `Message`'s order (discrete inputs, discrete outputs,
@@ -274,13 +274,12 @@ impl Rows {
         // the same places (a body's devices are mostly of one type), and
         // comparing a name with the one there costs less than a look-up.
         let previous = self.entries.last();
-        let block = self.entries.room(
+        let (block, start) = self.entries.room(
             inner.discrete_inputs.len()
                 + inner.discrete_outputs.len()
                 + inner.inputs.len()
                 + inner.states.len(),
         );
-        let start = self.entries.blocks.get(block).map_or(0, Vec::len);
         let mut slot = 0;
         for (kind, list) in [
             (InnerKind::DiscreteInputs, inner.discrete_inputs),
@@ -557,23 +556,27 @@ impl Entries {
 
     /// The entries of `span`.
     fn of_span(&self, span: Span) -> &[(u32, InnerValue)] {
-        if span.start == span.end {
-            return &[];
-        }
         &self.blocks[span.block as usize][span.start as usize..span.end as usize]
     }
 
-    /// The block with room for the next row's `count` entries: the last
-    /// one, or a new one.
-    fn room(&mut self, count: usize) -> usize {
-        match self.blocks.last() {
-            Some(last) if last.capacity() - last.len() >= count => self.blocks.len() - 1,
-            _ if count == 0 => self.blocks.len().saturating_sub(1),
-            _ => {
-                self.blocks.push(Vec::with_capacity(count.max(ENTRY_BLOCK)));
-                self.blocks.len() - 1
-            }
+    /// The block with room for the next row's `count` entries (the last
+    /// one, or a new one), and where the row starts in it.
+    fn room(&mut self, count: usize) -> (usize, usize) {
+        if self
+            .blocks
+            .last()
+            .is_none_or(|last| last.capacity() - last.len() < count)
+        {
+            // Rows without entries take no block's room.
+            let room = if count == 0 {
+                0
+            } else {
+                count.max(ENTRY_BLOCK)
+            };
+            self.blocks.push(Vec::with_capacity(room));
         }
+        let block = self.blocks.len() - 1;
+        (block, self.blocks[block].len())
     }
 
     /// Adds an entry of the row begun in `block` (within the room asked for).
@@ -583,7 +586,7 @@ impl Entries {
 
     /// Ends the row whose entries went to `block` from `start` on.
     fn end_row(&mut self, block: usize, start: usize) {
-        let end = self.blocks.get(block).map_or(start, Vec::len);
+        let end = self.blocks[block].len();
         self.count += end - start;
         // A write holds far fewer than 2^32 entries (bodies are capped).
         self.rows.push(Span {
@@ -595,11 +598,8 @@ impl Entries {
 
     /// Adds a row of `entries`.
     fn push_row(&mut self, entries: &[(u32, InnerValue)]) {
-        let block = self.room(entries.len());
-        let start = self.blocks.get(block).map_or(0, Vec::len);
-        if let Some(to) = self.blocks.get_mut(block) {
-            to.extend_from_slice(entries);
-        }
+        let (block, start) = self.room(entries.len());
+        self.blocks[block].extend_from_slice(entries);
         self.end_row(block, start);
     }
 }
