@@ -113,6 +113,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=4_096))]
     pub(crate) intake_parse_tasks: usize,
 
+    /// Nice steps the request threads (HTTP, intake parsing, queries) run below the ingest engine's threads (WAL writer, flusher, key loader), so that a CPU-bound intake leaves the flusher the CPU it needs to keep memory bounded; 0: the same priority. Linux only (elsewhere a nice value is the whole process's).
+    #[arg(long, env = "TRACKHOUSE_REQUEST_NICE", default_value_t = 5,
+          value_parser = clap::value_parser!(u8).range(0..=19))]
+    pub(crate) request_nice: u8,
+
     /// An intake body longer than this many bytes is stored in chunks of whole lines about this long, parsed on parallel tasks as they arrive and committed together once all are ready (a body answered with an error stores nothing).
     #[arg(long, env = "TRACKHOUSE_INTAKE_CHUNK_BYTES", default_value_t = 1_048_576,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(4_096..=1_073_741_824))]

@@ -113,7 +113,7 @@ pub(crate) struct DemoTracker {
     pub(crate) fuel_sensors: Vec<String>,
 }
 
-pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: DemoArgs, base: crate::priority::BaseThread) -> anyhow::Result<()> {
     let store = crate::serve::open_store(&args.server.data_dir).await?;
     let file = args.server.data_dir.join("demo.json");
     let fresh = !file.exists();
@@ -130,7 +130,7 @@ pub(crate) async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let days = if fresh { args.days } else { 0 };
     let import_file = data_dir.join(IMPORT_FILE);
     let vehicles_file = data_dir.join(VEHICLES_FILE);
-    crate::serve::serve(args.server, store, move |addr| {
+    crate::serve::serve(args.server, store, base, move |addr| {
         // The intake answers only once the server runs: generate on a task of its own.
         tokio::spawn(async move {
             let generated = if days == 0 {

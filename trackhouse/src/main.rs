@@ -8,9 +8,11 @@ mod admin;
 mod config;
 mod demo;
 mod import;
+mod priority;
 mod serve;
 
 use std::process::ExitCode;
+use std::sync::Once;
 
 use clap::Parser;
 
@@ -22,22 +24,63 @@ use crate::config::{Cli, Command};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
             config::init_logging(&args.log);
-            report(serve::run(args).await)
+            let request_nice = args.request_nice;
+            serving(request_nice, |base| serve::run(args, base))
         }
         Command::Demo(args) => {
             config::init_logging(&args.server.log);
-            report(demo::run(args).await)
+            let request_nice = args.server.request_nice;
+            serving(request_nice, |base| demo::run(args, base))
         }
-        Command::Admin(args) => admin::run(args).await,
-        Command::Import(args) => import::run(args).await,
+        Command::Admin(args) => runtime(0).map_or_else(failed, |rt| rt.block_on(admin::run(args))),
+        Command::Import(args) => {
+            runtime(0).map_or_else(failed, |rt| rt.block_on(import::run(args)))
+        }
         Command::Openapi(args) => openapi(&args),
     }
+}
+
+/// Runs a serving command: the base-priority thread is started first, then
+/// the runtime, whose threads run `request_nice` steps lower (see [`priority`]).
+fn serving<F>(request_nice: u8, run: impl FnOnce(priority::BaseThread) -> F) -> ExitCode
+where
+    F: Future<Output = anyhow::Result<()>>,
+{
+    let started = priority::BaseThread::start().and_then(|base| {
+        let runtime = runtime(request_nice)?;
+        Ok((base, runtime))
+    });
+    match started {
+        Ok((base, runtime)) => report(runtime.block_on(run(base))),
+        Err(err) => report(Err(err)),
+    }
+}
+
+/// The multi-threaded runtime (one worker per CPU), its threads (workers and
+/// blocking pool alike) `nice_steps` lower than the calling thread.
+fn runtime(nice_steps: u8) -> anyhow::Result<tokio::runtime::Runtime> {
+    let warned = std::sync::Arc::new(Once::new());
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(move || {
+            if let Err(err) = priority::lower_this_thread(nice_steps) {
+                warned.call_once(|| {
+                    tracing::warn!(error = %err, "the request threads keep the engine's priority");
+                });
+            }
+        })
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
+}
+
+fn failed(err: anyhow::Error) -> ExitCode {
+    eprintln!("trackhouse: {err:#}");
+    ExitCode::FAILURE
 }
 
 /// `trackhouse openapi [--out FILE]`.

@@ -10,6 +10,7 @@ use schemas::SystemClock;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerArgs;
+use crate::priority::{self, BaseThread};
 
 /// Opens the data directory's store.
 pub(crate) async fn open_store(data_dir: &std::path::Path) -> anyhow::Result<Store> {
@@ -18,25 +19,36 @@ pub(crate) async fn open_store(data_dir: &std::path::Path) -> anyhow::Result<Sto
         .with_context(|| format!("opening the platform store in {}", data_dir.display()))
 }
 
-pub(crate) async fn run(args: ServerArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: ServerArgs, base: BaseThread) -> anyhow::Result<()> {
     let store = open_store(&args.data_dir).await?;
-    serve(args, store, |_| {}).await
+    serve(args, store, base, |_| {}).await
 }
 
-/// Serves `store` on `args.listen`; `ready` is told the bound address.
+/// Serves `store` on `args.listen`; `ready` is told the bound address. The
+/// ingest engine is opened on `base`, so its threads run at the process's
+/// priority, above the runtime's (see [`priority`]).
 pub(crate) async fn serve(
     args: ServerArgs,
     store: Store,
+    base: BaseThread,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> anyhow::Result<()> {
     let ingest_config = args.ingest_config();
-    let (ingest, registry) = tokio::task::spawn_blocking(move || {
-        let mut registry = prometheus_client::registry::Registry::default();
-        Ingest::open(ingest_config, &mut registry).map(|ingest| (Arc::new(ingest), registry))
-    })
-    .await
-    .context("opening telemetry storage")?
-    .context("opening telemetry storage")?;
+    let (ingest, registry, engine_nice) = base
+        .run(move || {
+            let mut registry = prometheus_client::registry::Registry::default();
+            Ingest::open(ingest_config, &mut registry)
+                .map(|ingest| (Arc::new(ingest), registry, priority::this_thread_nice()))
+        })
+        .await
+        .context("opening telemetry storage")?
+        .context("opening telemetry storage")?;
+    drop(base);
+    tracing::info!(
+        engine_nice,
+        request_nice_steps = args.request_nice,
+        "thread priorities: the request threads run this many nice steps below the engine's"
+    );
     let state = AppState::new(store.clone(), ingest.clone(), args.api_config(), registry);
     let server = Server::bind(args.listen, state)
         .await

@@ -164,3 +164,54 @@ fn sigterm_stops_serve_with_status_zero() {
     assert!(log.contains("SIGTERM: shutting down"), "log:\n{log}");
     assert!(log.contains("\"stopped\""), "log:\n{log}");
 }
+
+/// `--request-nice 4`: the runtime's threads (requests) run four nice steps
+/// below the ingest engine's writer, flusher and loader, which keep the
+/// process's value (read from `/proc`, as `top` shows them).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_engine_threads_run_above_the_request_threads() {
+    let dir = TempDir::new().unwrap();
+    let (mut server, addr) = Proc::serve_with(dir.path(), &["--request-nice", "4"]);
+    // A request, so the runtime has served one.
+    let api = Api::new(addr);
+    let health = api.client.get(format!("{}/healthz", api.base)).send();
+    assert_eq!(health.await.unwrap().status().as_u16(), 200);
+
+    let pid = server.pid();
+    let nice_of = |task: &str| -> (String, i32) {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{task}/stat")).unwrap();
+        // `pid (comm) state ...`: the comm may hold spaces; the nice value
+        // is the 19th field, the 17th after the comm.
+        let (head, rest) = stat.rsplit_once(')').unwrap();
+        let comm = head.split_once('(').unwrap().1.to_string();
+        let nice = rest.split_whitespace().nth(16).unwrap().parse().unwrap();
+        (comm, nice)
+    };
+    let base = nice_of(&pid.to_string()).1;
+    let mut engine = Vec::new();
+    let mut runtime = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let (comm, nice) = nice_of(&task.unwrap().file_name().to_string_lossy());
+        if comm.starts_with("ingest-") {
+            engine.push((comm, nice));
+        } else if comm.starts_with("tokio-") {
+            runtime.push(nice);
+        }
+    }
+    engine.sort();
+    let names: Vec<&str> = engine.iter().map(|(comm, _)| comm.as_str()).collect();
+    assert_eq!(names, ["ingest-flusher", "ingest-loader", "ingest-writer"]);
+    assert!(
+        engine.iter().all(|(_, nice)| *nice == base),
+        "{engine:?}, base {base}"
+    );
+    let lowered = (base + 4).min(19);
+    assert!(!runtime.is_empty());
+    assert!(
+        runtime.iter().all(|nice| *nice == lowered),
+        "{runtime:?}, base {base}"
+    );
+    let log = server.log_text();
+    assert!(log.contains("\"request_nice_steps\":4"), "log:\n{log}");
+}

@@ -348,6 +348,11 @@ impl Proc {
         }
     }
 
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The process's peak resident memory so far (`VmHWM`), in KiB.
     pub(crate) fn peak_rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
