@@ -17,6 +17,7 @@
 //! - [`procfs`], [`metrics`]: the server's CPU per thread, peak memory and
 //!   disk writes from `/proc`, its WAL figures from `/metrics`.
 //! - [`verify`]: whether exactly the acknowledged messages were stored.
+//! - [`probe`]: raw data exports while the load runs (`--read-every-ms`).
 //! - [`point`]: one point of the run; [`report`]: the tables.
 //!
 //! `ingest_crash` (its own binary) uses the same parts to kill the server
@@ -30,6 +31,7 @@ pub mod clickhouse;
 pub mod driver;
 pub mod metrics;
 pub mod point;
+pub mod probe;
 pub mod procfs;
 pub mod report;
 pub mod server;

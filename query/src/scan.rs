@@ -131,6 +131,10 @@ pub fn scan(
         return clickhouse_scan(&snapshot, &table, &request, ctx);
     }
     let (schema, days) = day_inputs(&snapshot, &request)?;
+    // The tracker's memtable rows are copies now (`day_inputs`): the stream
+    // keeps the files, not the memtable's batches, which the flushes during
+    // a long export would otherwise leave in memory until it ends.
+    let snapshot = Arc::new(snapshot.files_only());
     let predicate = predicate(
         &schema,
         &request,
@@ -316,8 +320,9 @@ impl PartitionStream for OnceStream {
     }
 }
 
-/// One UTC day's input: its files and its memtable rows.
-type DayInput = (Vec<FileEntry>, Vec<RecordBatch>);
+/// One UTC day's input: its files in lanes (see [`lanes`]) and its
+/// memtable rows.
+type DayInput = (Vec<Vec<FileEntry>>, Vec<RecordBatch>);
 
 /// The scan's schema and one plan per UTC day of message time, in day order:
 /// the days never overlap, so their outputs chained are in message-time
@@ -359,7 +364,7 @@ fn day_inputs(
     let schema = request_schema(request)?;
     let (from, to) = request.message;
     let server = request.server.unwrap_or((i64::MIN, i64::MAX));
-    let mut days: BTreeMap<i64, (Vec<FileEntry>, Vec<RecordBatch>)> = BTreeMap::new();
+    let mut days: BTreeMap<i64, (Vec<Spanned>, Vec<RecordBatch>)> = BTreeMap::new();
     for file in snapshot.files.iter() {
         let Some(span) = file.span(request.tracker) else {
             continue;
@@ -371,7 +376,11 @@ fn day_inputs(
             days.entry(file.message_time_min_ms.div_euclid(DAY_MS))
                 .or_default()
                 .0
-                .push(file.clone());
+                .push((
+                    span.message_time_min_ms,
+                    span.message_time_max_ms,
+                    file.clone(),
+                ));
         }
     }
     for batch in &snapshot.unflushed {
@@ -379,7 +388,44 @@ fn day_inputs(
             days.entry(day).or_default().1.push(rows);
         }
     }
-    Ok((schema, days.into_values().collect()))
+    let days = days
+        .into_values()
+        .map(|(files, memory)| (lanes(files), memory))
+        .collect();
+    Ok((schema, days))
+}
+
+/// A file with the tracker's message-time span in it, ms.
+type Spanned = (i64, i64, FileEntry);
+
+/// The files of a day in lanes: each lane's files in message-time order,
+/// their spans of the tracker not overlapping, so a lane is read one file
+/// after the other and its rows come in order. Lanes are then merged.
+///
+/// One partition per file would open every file of the day at once, each
+/// holding its pages of every column asked for: a day of many flushes
+/// (before compaction) took hundreds of MB for one export. Successive
+/// flushes hold successive spans of a tracker, so lanes are few: one, plus
+/// one for each file a late message reaches back over. Greedy by earliest
+/// start into the lane that ended latest before it: as few lanes as the
+/// spans' greatest overlap.
+fn lanes<F>(mut files: Vec<(i64, i64, F)>) -> Vec<Vec<F>> {
+    files.sort_by_key(|(from, to, _)| (*from, *to));
+    let mut lanes: Vec<(i64, Vec<F>)> = Vec::new();
+    for (from, to, file) in files {
+        let fit = lanes
+            .iter_mut()
+            .filter(|(end, _)| *end <= from)
+            .max_by_key(|(end, _)| *end);
+        match fit {
+            Some((end, lane)) => {
+                *end = to;
+                lane.push(file);
+            }
+            None => lanes.push((to, vec![file])),
+        }
+    }
+    lanes.into_iter().map(|(_, lane)| lane).collect()
 }
 
 /// The schema of a request's batches.
@@ -461,7 +507,8 @@ fn stored_file(root: &std::path::Path, file: &FileEntry) -> Result<PartitionedFi
     }))
 }
 
-/// One day: each file a sorted partition, the memtable rows another, filtered and merged by message time.
+/// One day: each lane of files a sorted partition, the memtable rows
+/// another, filtered and merged by message time.
 fn day_plan(
     snapshot: &TelemetrySnapshot,
     schema: &SchemaRef,
@@ -483,7 +530,13 @@ fn day_plan(
             .with_parquet_file_reader_factory(readers.clone());
         let groups = files
             .iter()
-            .map(|f| Ok(FileGroup::new(vec![stored_file(&snapshot.root, f)?])))
+            .map(|lane| {
+                let lane = lane
+                    .iter()
+                    .map(|f| stored_file(&snapshot.root, f))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(FileGroup::new(lane))
+            })
             .collect::<Result<Vec<_>>>()?;
         let config =
             FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
@@ -599,7 +652,8 @@ fn memtable_rows(
 #[cfg(test)]
 mod tests {
     use datafusion::arrow::array::{Int64Array, TimestampMillisecondArray, UInt64Array};
-    use datafusion::arrow::datatypes::DataType;
+    use datafusion::arrow::datatypes::{DataType, Int64Type};
+    use futures::TryStreamExt;
 
     use super::*;
 
@@ -624,6 +678,80 @@ mod tests {
         )
         .unwrap();
         (schema, batch)
+    }
+
+    /// A memtable batch of `trackers`' rows at times 1, 2, ... (event id = time).
+    fn memtable_batch(trackers: &[i64]) -> RecordBatch {
+        let time = |values: Vec<i64>| {
+            Arc::new(TimestampMillisecondArray::from(values).with_timezone("UTC")) as ArrayRef
+        };
+        let times: Vec<i64> = (1..=trackers.len() as i64).collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new(columns::TRACKER_ID, DataType::Int64, false),
+                Field::new(columns::MESSAGE_TIME, columns::time_type(), false),
+                Field::new(columns::SERVER_TIME, columns::time_type(), false),
+                Field::new("event_id", DataType::Int64, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from(trackers.to_vec())),
+                time(times.clone()),
+                time(times.clone()),
+                Arc::new(Int64Array::from(times)),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn files_go_to_as_few_lanes_as_their_spans_overlap() {
+        // a, b and e follow each other; c overlaps a, and d follows c.
+        let spans = vec![
+            (0, 10, 'a'),
+            (11, 20, 'b'),
+            (5, 8, 'c'),
+            (21, 30, 'd'),
+            (20, 25, 'e'),
+        ];
+        assert_eq!(lanes(spans), [vec!['a', 'b', 'e'], vec!['c', 'd']]);
+        // Equal times may meet at a lane's seam (rows stay in order).
+        assert_eq!(lanes(vec![(0, 5, 1), (5, 9, 2)]), [vec![1, 2]]);
+        // Three spans over one instant: three lanes.
+        assert_eq!(lanes(vec![(0, 9, 1), (3, 4, 2), (2, 7, 3)]).len(), 3);
+        assert!(lanes(Vec::<(i64, i64, u8)>::new()).is_empty());
+    }
+
+    /// An export's stream holds its rows of the memtable, not the
+    /// memtable's batches: a flush during a long export frees them.
+    #[tokio::test]
+    async fn a_scan_stream_does_not_hold_the_memtable_batches() {
+        let batch = memtable_batch(&[1, 2, 1, 2]);
+        let held = batch.column(3).clone();
+        let snapshot = Arc::new(TelemetrySnapshot {
+            unflushed: vec![batch],
+            ..TelemetrySnapshot::default()
+        });
+        let request = ScanRequest {
+            tracker: 1,
+            message: (0, 1_000),
+            server: None,
+            columns: vec!["event_id".into()],
+            batch_size: 8192,
+            with_server_time: true,
+            string_views: false,
+        };
+        let stream = scan(snapshot, request, crate::task_context()).unwrap();
+        assert_eq!(
+            Arc::strong_count(&held),
+            1,
+            "only the test holds the memtable's column"
+        );
+        let batches: Vec<RecordBatch> = stream.try_collect().await.unwrap();
+        let events: Vec<i64> = batches
+            .iter()
+            .flat_map(|b| b.column(3).as_primitive::<Int64Type>().values().to_vec())
+            .collect();
+        assert_eq!(events, [1, 3], "tracker 1's rows, read from the copies");
     }
 
     #[test]

@@ -95,14 +95,18 @@ pub async fn read_series(
         });
     }
     let (_, plans) = day_plans(&snapshot, &request, &ctx)?;
+    // The plans hold copies of the memtable rows they read: from here on
+    // only the files are needed (see `TelemetrySnapshot::files_only`).
+    let files = Arc::new(snapshot.files_only());
+    drop(snapshot);
     let tasks: Vec<_> = plans
         .into_iter()
         .map(|plan| {
             let ctx = ctx.clone();
-            // Each task holds the snapshot, keeping its files on disk while it reads.
-            let snapshot = snapshot.clone();
+            // Each task holds the files on disk while it reads.
+            let files = files.clone();
             tokio::spawn(async move {
-                let _files = snapshot;
+                let _files = files;
                 plan.execute(0, ctx)?.try_collect::<Vec<_>>().await
             })
         })

@@ -111,6 +111,22 @@ pub struct TelemetrySnapshot {
     pub clickhouse: Option<Arc<ClickHouseTable>>,
 }
 
+impl TelemetrySnapshot {
+    /// The snapshot without its memtable batches: what a read still needs
+    /// once it has copied out the memtable rows it reads (the files, kept
+    /// on disk by the guard). A read that held the whole snapshot would
+    /// keep every batch flushed meanwhile in memory until it ended.
+    pub fn files_only(&self) -> Self {
+        Self {
+            root: self.root.clone(),
+            files: self.files.clone(),
+            unflushed: Vec::new(),
+            guard: self.guard.clone(),
+            clickhouse: self.clickhouse.clone(),
+        }
+    }
+}
+
 /// A ClickHouse database holding the tables of `deploy/clickhouse/schema.sql`
 /// on one node, or of `deploy/clickhouse/cluster.sql` on a cluster.
 #[derive(Clone, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! `/dwh/v1/tracker/raw_data/*` through the real server, on data sent through the real intake.
 
 use platform::Right;
+use schemas::TelemetrySource;
 use serde_json::{Value, json};
 
 use crate::{Account, TestServer};
@@ -374,6 +375,47 @@ async fn rows_of_several_writes_come_out_in_message_time_order_before_and_after_
         merged,
         "a file and the memtable, merged"
     );
+}
+
+/// Files whose spans of the tracker follow each other are read one after
+/// the other (a lane), a file that a late message reaches back over in
+/// another lane; lanes and the memtable merge in message-time order.
+#[tokio::test]
+async fn rows_of_files_read_in_lanes_come_out_in_message_time_order() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("lanes@example.com").await;
+    let t = acc.trackers[0].0;
+    let at = |time: &str, lat: i64| json!({"tracker_id": t, "msg_time": format!("2024-06-01T{time}:00Z"), "lat": lat});
+    // Three files (compaction merges from four): 05:00-06:00, then
+    // 05:15-06:30 over it, then 06:10-06:20 after the first; then the memtable.
+    for lines in [
+        [at("05:00", 1), at("06:00", 2)],
+        [at("05:15", 3), at("06:30", 4)],
+        [at("06:10", 5), at("06:20", 6)],
+    ] {
+        ingest(&srv, false, &lines).await;
+        srv.ingest.flush().unwrap();
+    }
+    ingest(&srv, false, &[at("05:45", 7)]).await;
+    let snapshot = srv.ingest.snapshot();
+    if snapshot.clickhouse.is_none() {
+        assert_eq!(snapshot.files.len(), 3, "three files");
+    }
+    let params = json!({"hash": acc.key, "tracker_id": t, "interval": "2024-06-01T00:00:00Z/P1D", "columns": ["lat"], "time_zone": "UTC"});
+    let rows: Vec<String> = [
+        ("05:00", 1),
+        ("05:15", 3),
+        ("05:45", 7),
+        ("06:00", 2),
+        ("06:10", 5),
+        ("06:20", 6),
+        ("06:30", 4),
+    ]
+    .iter()
+    .map(|(time, lat)| format!("\"2024-06-01T{time}:00Z\",{lat}\n"))
+    .collect();
+    let expected = format!("\"msg_time\",\"lat\"\n{}", rows.concat());
+    assert_eq!(csv(&srv, params).await.1, expected);
 }
 
 #[tokio::test]

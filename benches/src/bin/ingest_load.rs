@@ -126,6 +126,11 @@ struct Args {
     /// body unanswered then fails, and the exact checks become bounds).
     #[arg(long, default_value_t = 120)]
     drain_s: u64,
+    /// Trackhouse points: while the load runs, a raw data export of one
+    /// tracker (every column; its rows so far) this many milliseconds after
+    /// the last one ended; their latencies get a table of their own.
+    #[arg(long)]
+    read_every_ms: Option<u64>,
     /// Directory for the data directories (default: the temporary directory).
     #[arg(long)]
     data_root: Option<PathBuf>,
@@ -284,6 +289,14 @@ async fn main() -> anyhow::Result<()> {
         (0.0..=100.0).contains(&args.late_percent),
         "--late-percent must be 0 to 100"
     );
+    // Said before the Trackhouse points run, not after.
+    ensure!(
+        !args.systems.contains(&System::ClickHouse)
+            || args.clickhouse_url.is_some()
+            || ingest::clickhouse::LocalServer::installed(),
+        "--systems clickhouse without --clickhouse-url needs Debian's clickhouse-server \
+         (./test.sh installs it)"
+    );
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let Some(cpus) = &args.generator_cpus {
         pin(std::process::id(), cpus)?;
@@ -416,6 +429,7 @@ async fn main() -> anyhow::Result<()> {
                                 feed: feed_of(lines),
                                 plan: &plan,
                                 ticks,
+                                read_every: args.read_every_ms.map(Duration::from_millis),
                             };
                             point::trackhouse(spec, template, root, options, load).await
                         }
@@ -461,6 +475,7 @@ async fn main() -> anyhow::Result<()> {
                                 feed: feed_of(lines),
                                 plan: &plan,
                                 ticks,
+                                read_every: None,
                             };
                             point::clickhouse(spec, side, &database, load).await
                         }
@@ -524,6 +539,14 @@ async fn main() -> anyhow::Result<()> {
         println!(
             "## Where a body's time goes on the server (/metrics, mean ms per body; group_* per writer group)\n\n{}",
             report::stage_table(&results)
+        );
+    }
+    if results.iter().any(|r| r.reads.is_some()) {
+        println!(
+            "## Raw data exports during the load (one tracker, every column, one at a time, \
+             {} ms apart; request → end of body)\n\n{}",
+            args.read_every_ms.unwrap_or_default(),
+            report::reads_table(&results)
         );
     }
     println!(

@@ -648,14 +648,17 @@ impl Totals {
 
     /// The `q` quantile of the latencies (nearest rank), if any.
     pub fn latency(&self, q: f64) -> Option<Duration> {
-        if self.latencies.is_empty() {
-            return None;
-        }
-        let rank = (q * self.latencies.len() as f64).ceil() as usize;
-        self.latencies
-            .get(rank.clamp(1, self.latencies.len()) - 1)
-            .copied()
+        nearest_rank(&self.latencies, q)
     }
+}
+
+/// The `q` quantile of `sorted` by nearest rank, if any.
+pub fn nearest_rank(sorted: &[Duration], q: f64) -> Option<Duration> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len()) - 1).copied()
 }
 
 #[cfg(test)]

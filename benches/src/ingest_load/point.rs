@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::clickhouse::ClickHouseSide;
 use super::driver::{self, Answer, FeedSpec, Feeder, Plan, Target, Totals};
 use super::metrics::{IngestDelta, Scrape};
+use super::probe::{self, ReadSpec, Reads};
 use super::procfs::{self, CpuUse, CpuWatch};
 use super::report::group;
 use super::server::{ServerOptions, Template, TrackhouseServer};
@@ -50,6 +51,9 @@ pub struct Load<'a> {
     pub plan: &'a Plan,
     /// Clock ticks per second of `/proc`.
     pub ticks: u64,
+    /// Trackhouse: a raw data export of one tracker this long after the
+    /// last one ended, all through the load ([`probe`]).
+    pub read_every: Option<Duration>,
 }
 
 /// What a point measured and found.
@@ -75,6 +79,8 @@ pub struct PointResult {
     pub ingest: Option<IngestDelta>,
     /// Largest `trackhouse_ingest_unflushed_rows` sampled (flushes overlapping intake).
     pub max_unflushed_rows: Option<f64>,
+    /// The reads made during the load, if asked for.
+    pub reads: Option<Reads>,
     /// Trackhouse: SIGTERM → exit, the final flush.
     pub shutdown: Option<Duration>,
     /// What the acknowledged bodies carried (keys dropped once checked).
@@ -132,6 +138,7 @@ struct Measured {
     peak_rss: Option<u64>,
     disk_write_bytes: Option<u64>,
     max_unflushed_rows: Option<f64>,
+    reads: Option<Reads>,
 }
 
 /// How long a point waits for the feeder's queues to fill before it starts.
@@ -142,6 +149,7 @@ async fn measure(
     load: &Load<'_>,
     pid: Option<u32>,
     metrics_base: Option<String>,
+    reads: Option<ReadSpec>,
 ) -> anyhow::Result<Measured> {
     let (plan, ticks) = (load.plan, load.ticks);
     let feeder = Arc::new(Feeder::start(load.pool, load.feed, &[])?);
@@ -152,9 +160,14 @@ async fn measure(
     let watch = pid.map(|pid| CpuWatch::start(pid, ticks)).transpose()?;
     let stop = CancellationToken::new();
     let sampler = sample(watch, metrics_base, stop.clone());
+    let reader = reads.map(|spec| probe::start(spec, stop.clone()));
     let run = driver::run(target, feeder, plan, None).await;
     stop.cancel();
     let (watch, max_unflushed_rows) = sampler.await.context("the sampler")?;
+    let reads = match reader {
+        Some(reader) => Some(reader.await.context("the reader")?),
+        None => None,
+    };
     let run = run?;
     let server_cpu = watch.map(CpuWatch::finish).transpose()?;
     let generator_cpu_s =
@@ -171,6 +184,7 @@ async fn measure(
         peak_rss,
         disk_write_bytes,
         max_unflushed_rows,
+        reads,
     })
 }
 
@@ -196,7 +210,21 @@ pub async fn trackhouse(
         content_encoding: spec.encoding.content_encoding(System::Trackhouse),
         answer: Answer::Intake,
     };
-    let measured = measure(&target, &load, Some(server.pid), Some(server.base.clone())).await;
+    let reads = load.read_every.map(|every| ReadSpec {
+        base: server.base.clone(),
+        key: template.key.clone(),
+        tracker: template.devices.first().map_or(1, |d| d.tracker.0),
+        midnight_ms: pool.midnight_ms,
+        every,
+    });
+    let measured = measure(
+        &target,
+        &load,
+        Some(server.pid),
+        Some(server.base.clone()),
+        reads,
+    )
+    .await;
     let measured = match measured {
         Ok(m) => m,
         Err(e) => return Err(e.context(server.log_tail())),
@@ -267,6 +295,16 @@ pub async fn trackhouse(
             missing == 0,
         );
     }
+    if let Some(reads) = &measured.reads {
+        verdict.check(
+            format!(
+                "every read during the load answered ({} of {} failed)",
+                reads.failed,
+                reads.failed + reads.latencies.len() as u64
+            ),
+            reads.failed == 0,
+        );
+    }
     verdict.check(
         format!("clean exit after SIGTERM ({})", stopped.status),
         stopped.status.success(),
@@ -290,6 +328,7 @@ pub async fn trackhouse(
         disk_write_bytes: measured.disk_write_bytes,
         ingest: Some(ingest),
         max_unflushed_rows: measured.max_unflushed_rows,
+        reads: measured.reads,
         shutdown: Some(stopped.shutdown),
         expected,
         stored: stored_text,
@@ -312,7 +351,7 @@ pub async fn clickhouse(
     if let Some(pid) = side.pid {
         rss_reset = procfs::reset_peak_rss(pid).is_ok();
     }
-    let measured = measure(&target, &load, side.pid, None).await?;
+    let measured = measure(&target, &load, side.pid, None, None).await?;
     let counted = side.count(database).await?;
     let totals = Totals::of(&measured.run, spec.duration);
     let mut expected = Expected::of(pool, &measured.run.sent);
@@ -356,6 +395,7 @@ pub async fn clickhouse(
         disk_write_bytes: measured.disk_write_bytes,
         ingest: None,
         max_unflushed_rows: None,
+        reads: None,
         shutdown: None,
         expected,
         stored: format!(

@@ -54,6 +54,33 @@ pub fn name(r: &PointResult) -> String {
     )
 }
 
+/// The reads made during the load: latencies, failures, rows.
+pub fn reads_table(results: &[PointResult]) -> String {
+    let mut out = String::from(
+        "| point | reads | p50 ms | p99 ms | max ms | failed | rows of the last |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in results {
+        let Some(reads) = &r.reads else { continue };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {}{} | {} |",
+            name(r),
+            group(reads.latencies.len() as u64),
+            ms(reads.latency(0.5)),
+            ms(reads.latency(0.99)),
+            ms(reads.latencies.last().copied()),
+            group(reads.failed),
+            reads
+                .first_failure
+                .as_ref()
+                .map_or_else(String::new, |f| format!(" (first: {f})")),
+            group(reads.last_rows),
+        );
+    }
+    out
+}
+
 /// The main table: throughput, latency, refusals, CPU, memory, WAL.
 pub fn throughput_table(results: &[PointResult]) -> String {
     let mut out = String::from(

@@ -27,6 +27,8 @@ pub struct Template {
     pub devices: Vec<Device>,
     /// The ingest token.
     pub token: String,
+    /// The API key of the trackers' owner (reads during the load).
+    pub key: String,
 }
 
 impl Template {
@@ -79,6 +81,7 @@ impl Template {
             dir,
             devices,
             token,
+            key: account.key,
         })
     }
 

@@ -36,6 +36,14 @@ struct Ports {
 }
 
 impl LocalServer {
+    /// Whether `clickhouse-server` is on the path the start script runs
+    /// with, so a program can say so before it spends time on anything else.
+    pub fn installed() -> bool {
+        script_path()
+            .split(':')
+            .any(|dir| Path::new(dir).join("clickhouse-server").is_file())
+    }
+
     /// Starts a server with its state under `dir`, on free (HTTP, TCP) ports.
     pub fn start(dir: &Path) -> std::io::Result<Self> {
         Self::start_watching(dir, None)
@@ -296,14 +304,16 @@ fn script(name: &str) -> Command {
                 .join("../deploy/clickhouse")
                 .join(name),
         )
-        .env(
-            "PATH",
-            format!(
-                "{}:/usr/sbin:/usr/bin:/sbin:/bin",
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        );
+        .env("PATH", script_path());
     command
+}
+
+/// The caller's path with the sbin directories after it.
+fn script_path() -> String {
+    format!(
+        "{}:/usr/sbin:/usr/bin:/sbin:/bin",
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 fn read_pid(dir: &Path) -> Option<u32> {
