@@ -103,8 +103,8 @@ impl IngestConfig {
             zstd_level: 3,
             dedup_max_entries: DEFAULT_DEDUP_MAX_ENTRIES,
             dedup_recent: DEFAULT_DEDUP_RECENT,
-            compact_small_rows: 256 * 1024,
-            compact_min_files: 4,
+            compact_small_rows: DEFAULT_COMPACT_SMALL_ROWS,
+            compact_min_files: DEFAULT_COMPACT_MIN_FILES,
             compact_max_rows: DEFAULT_COMPACT_MAX_ROWS,
             max_inner_names_per_day: DEFAULT_MAX_INNER_NAMES_PER_DAY,
             retention_interval: Duration::from_secs(600),
@@ -133,6 +133,12 @@ pub const DEFAULT_DEDUP_RECENT: Duration = Duration::from_secs(120);
 
 /// Rows one compaction or retention rewrite reads at once, by default.
 pub const DEFAULT_COMPACT_MAX_ROWS: usize = 2_000_000;
+
+/// Files with fewer rows than this are small (compacted), by default.
+pub const DEFAULT_COMPACT_SMALL_ROWS: usize = 256 * 1024;
+
+/// Small files of one day that start a merge, by default.
+pub const DEFAULT_COMPACT_MIN_FILES: usize = 4;
 
 /// Recent positions held in memory per tracker, by default.
 pub const DEFAULT_LIVE_POINTS_PER_TRACKER: usize = 1_000;

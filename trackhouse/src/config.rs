@@ -270,6 +270,16 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_000..=1_000_000_000))]
     pub(crate) compact_max_rows: usize,
 
+    /// Parquet files with fewer rows than this are small: a day's small files are merged once it has --compact-min-files of them.
+    #[arg(long, env = "TRACKHOUSE_COMPACT_SMALL_ROWS", default_value_t = ingest::DEFAULT_COMPACT_SMALL_ROWS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000_000))]
+    pub(crate) compact_small_rows: usize,
+
+    /// Small Parquet files of one UTC day that start a merge.
+    #[arg(long, env = "TRACKHOUSE_COMPACT_MIN_FILES", default_value_t = ingest::DEFAULT_COMPACT_MIN_FILES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=100_000))]
+    pub(crate) compact_min_files: usize,
+
     /// Intake answers HTTP 503 (code 8) with Retry-After while more rows than this wait for a flush.
     #[arg(
         long,
@@ -364,6 +374,8 @@ impl ServerArgs {
             dedup_max_entries: self.dedup_max_entries,
             dedup_recent: std::time::Duration::from_secs(self.dedup_recent_s),
             compact_max_rows: self.compact_max_rows,
+            compact_small_rows: self.compact_small_rows,
+            compact_min_files: self.compact_min_files,
             max_unflushed_rows: self.max_unflushed_rows.max(1),
             max_unflushed_bytes: self.max_unflushed_bytes,
             max_inner_names_per_day: self.max_inner_names_per_day,
@@ -510,6 +522,20 @@ mod tests {
         assert_eq!(set.max_unflushed_bytes, 2_000_000);
         assert_eq!((set.dedup_max_entries, set.compact_max_rows), (5, 2000));
         assert_eq!(set.dedup_recent, std::time::Duration::from_secs(7));
+        assert_eq!(
+            (defaults.compact_small_rows, defaults.compact_min_files),
+            (
+                ingest::DEFAULT_COMPACT_SMALL_ROWS,
+                ingest::DEFAULT_COMPACT_MIN_FILES
+            )
+        );
+        let set = serve(&["--compact-small-rows", "1000", "--compact-min-files", "9"]);
+        assert_eq!((set.compact_small_rows, set.compact_min_files), (1000, 9));
+        let args = ["trackhouse", "serve", "--compact-min-files", "1"];
+        assert!(
+            Cli::try_parse_from(args).is_err(),
+            "a merge needs two files"
+        );
         let args = ["trackhouse", "serve", "--compact-max-rows", "10"];
         assert!(Cli::try_parse_from(args).is_err(), "below the range");
         let args = ["trackhouse", "serve", "--max-unflushed-bytes", "1000"];
