@@ -140,14 +140,7 @@ impl Fixture {
 
     /// Exports `columns` over the whole span, streaming the body.
     pub async fn export(&self, columns: &[String]) -> anyhow::Result<(ExportRun, String)> {
-        let body = json!({
-            "hash": self.key,
-            "tracker_id": self.tracker.0,
-            "from": iso(self.span_ms.0),
-            "to": iso(self.span_ms.1),
-            "columns": columns,
-            "time_zone": "UTC",
-        });
+        let body = read_body(&self.key, self.tracker.0, self.span_ms, columns);
         let started = Instant::now();
         let response = self
             .client
@@ -165,14 +158,7 @@ impl Fixture {
         columns: &[String],
         extra: serde_json::Value,
     ) -> anyhow::Result<reqwest::Response> {
-        let mut body = json!({
-            "hash": self.key,
-            "tracker_id": self.tracker.0,
-            "from": iso(self.span_ms.0),
-            "to": iso(self.span_ms.1),
-            "columns": columns,
-            "time_zone": "UTC",
-        });
+        let mut body = read_body(&self.key, self.tracker.0, self.span_ms, columns);
         if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
             body.extend(extra.clone());
         }
@@ -338,6 +324,24 @@ impl Prepared {
             files,
         })
     }
+}
+
+/// The body of a `raw_data/read` of `tracker`'s `columns` over `span_ms`
+/// (`[from, to)`, ms), in UTC.
+pub fn read_body(
+    key: &str,
+    tracker: i64,
+    span_ms: (i64, i64),
+    columns: &[String],
+) -> serde_json::Value {
+    json!({
+        "hash": key,
+        "tracker_id": tracker,
+        "from": iso(span_ms.0),
+        "to": iso(span_ms.1),
+        "columns": columns,
+        "time_zone": "UTC",
+    })
 }
 
 /// The benchmark's account in a platform store: a dealer, a user in UTC, one

@@ -37,10 +37,8 @@ fn main() -> ExitCode {
             let request_nice = args.server.request_nice;
             serving(request_nice, |base| demo::run(args, base))
         }
-        Command::Admin(args) => runtime(0).map_or_else(failed, |rt| rt.block_on(admin::run(args))),
-        Command::Import(args) => {
-            runtime(0).map_or_else(failed, |rt| rt.block_on(import::run(args)))
-        }
+        Command::Admin(args) => runtime(0).map_or_else(fail, |rt| rt.block_on(admin::run(args))),
+        Command::Import(args) => runtime(0).map_or_else(fail, |rt| rt.block_on(import::run(args))),
         Command::Openapi(args) => openapi(&args),
     }
 }
@@ -51,14 +49,11 @@ fn serving<F>(request_nice: u8, run: impl FnOnce(priority::BaseThread) -> F) -> 
 where
     F: Future<Output = anyhow::Result<()>>,
 {
-    let started = priority::BaseThread::start().and_then(|base| {
-        let runtime = runtime(request_nice)?;
-        Ok((base, runtime))
-    });
-    match started {
-        Ok((base, runtime)) => report(runtime.block_on(run(base))),
-        Err(err) => report(Err(err)),
-    }
+    let base = match priority::BaseThread::start() {
+        Ok(base) => base,
+        Err(err) => return fail(err),
+    };
+    runtime(request_nice).map_or_else(fail, |rt| report(rt.block_on(run(base))))
 }
 
 /// The multi-threaded runtime (one worker per CPU), its threads (workers and
@@ -78,9 +73,8 @@ fn runtime(nice_steps: u8) -> anyhow::Result<tokio::runtime::Runtime> {
         .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
 }
 
-fn failed(err: anyhow::Error) -> ExitCode {
-    eprintln!("trackhouse: {err:#}");
-    ExitCode::FAILURE
+fn fail(err: anyhow::Error) -> ExitCode {
+    report(Err(err))
 }
 
 /// `trackhouse openapi [--out FILE]`.

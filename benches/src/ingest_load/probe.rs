@@ -10,10 +10,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::export::{full_columns, iso, timed_body};
+use crate::export::{full_columns, read_body, timed_body};
 
 /// What the reads of a point found.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,14 +53,8 @@ pub struct ReadSpec {
 pub fn start(spec: ReadSpec, stop: CancellationToken) -> tokio::task::JoinHandle<Reads> {
     tokio::spawn(async move {
         let client = reqwest::Client::new();
-        let body = json!({
-            "hash": spec.key,
-            "tracker_id": spec.tracker,
-            "from": iso(spec.midnight_ms - 86_400_000),
-            "to": iso(spec.midnight_ms + 86_400_000),
-            "columns": full_columns(),
-            "time_zone": "UTC",
-        });
+        let span = (spec.midnight_ms - 86_400_000, spec.midnight_ms + 86_400_000);
+        let body = read_body(&spec.key, spec.tracker, span, &full_columns());
         let url = format!("{}/dwh/v1/tracker/raw_data/read", spec.base);
         let mut reads = Reads::default();
         loop {
