@@ -22,11 +22,11 @@ fn uniform() -> impl FnMut() -> f64 {
 /// Where trackers are: within about 30 km of a place of the set (a place
 /// drawn at random, then up to 0.3 degrees off in each direction).
 fn near_places(n: usize) -> Vec<(f64, f64)> {
-    let places = geocoder::bundled().places();
+    let places = geocoder::bundled();
     let mut next = uniform();
     (0..n)
         .map(|_| {
-            let p = &places[(next() * places.len() as f64) as usize];
+            let p = places.place((next() * places.len() as f64) as usize);
             let lat = (p.lat + next() * 0.6 - 0.3).clamp(-90.0, 90.0);
             let lng = (p.lng + next() * 0.6 - 0.3).clamp(-180.0, 180.0);
             (lat, lng)

@@ -241,16 +241,12 @@ mod tests {
     #[test]
     fn the_grid_finds_a_place_as_near_as_every_place_checked() {
         let g = bundled();
-        let all: Vec<[f32; 3]> = g
-            .places()
-            .iter()
-            .map(|p| unit_sphere(p.lat, p.lng))
-            .collect();
+        let all: Vec<[f32; 3]> = g.places().map(|p| unit_sphere(p.lat, p.lng)).collect();
         let mut next = uniform(17);
         let mut points = Vec::new();
         for _ in 0..1500 {
             // Near a place, on cell edges, and anywhere.
-            let p = &g.places()[(next() * g.len() as f64) as usize];
+            let p = g.place((next() * g.len() as f64) as usize);
             points.push((p.lat + next() * 0.6 - 0.3, p.lng + next() * 0.6 - 0.3));
             points.push(((p.lat * 2.0).round() / 2.0, (p.lng * 2.0).round() / 2.0));
             points.push((next() * 180.0 - 90.0, next() * 360.0 - 180.0));

@@ -28,36 +28,107 @@ const BUNDLED: &[u8] = include_bytes!("../data/places.csv.gz");
 /// Side of the cells a place's weight counts its neighbours in (degrees).
 const WEIGHT_CELL: f64 = 0.2;
 
-/// A place of the data set.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Place {
-    pub name: String,
+/// A place of the data set: a view of the gazetteer's rows, whose strings
+/// live side by side in one buffer ([`Strings`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Place<'a> {
+    pub name: &'a str,
     /// First administrative division (state, province, region).
-    pub province: String,
+    pub province: &'a str,
     /// Second administrative division (county, district); may be empty.
-    pub district: String,
+    pub district: &'a str,
     /// ISO 3166-1 alpha-2.
-    pub country_code: String,
+    pub country_code: &'a str,
     pub lat: f64,
     pub lng: f64,
 }
 
-impl Place {
+impl<'a> Place<'a> {
     /// The country's English name (its code when ISO 3166 has none, as
     /// `XK`).
-    pub fn country(&self) -> &str {
-        country_name(&self.country_code).unwrap_or(&self.country_code)
+    pub fn country(&self) -> &'a str {
+        country_name(self.country_code).unwrap_or(self.country_code)
     }
 
     /// The place as one line: name, province (when not the name) and country.
     pub fn address(&self) -> String {
-        let mut parts = vec![self.name.as_str()];
+        let mut parts = vec![self.name];
         if !self.province.is_empty() && self.province != self.name {
-            parts.push(&self.province);
+            parts.push(self.province);
         }
         parts.push(self.country());
         parts.join(", ")
     }
+}
+
+/// Strings side by side in one buffer, each known by its number: a
+/// place's name or region costs 4 bytes, not a `String` (24 bytes and an
+/// allocation; the places' strings and their folded copies were most of
+/// the index's 60 MB).
+#[derive(Debug, Default)]
+struct Strings {
+    text: String,
+    /// Where each string ends in `text` (the previous one's end is its start).
+    ends: Vec<u32>,
+}
+
+impl Strings {
+    fn push(&mut self, s: &str) -> Result<u32, String> {
+        self.text.push_str(s);
+        let end = u32::try_from(self.text.len()).map_err(|_| "over 4 GiB of text")?;
+        self.ends.push(end);
+        Ok(self.ends.len() as u32 - 1)
+    }
+
+    fn get(&self, id: u32) -> &str {
+        let id = id as usize;
+        let start = if id == 0 {
+            0
+        } else {
+            self.ends[id - 1] as usize
+        };
+        &self.text[start..self.ends[id] as usize]
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+}
+
+/// Each distinct string once, while the gazetteer is built.
+#[derive(Debug, Default)]
+struct Interner {
+    strings: Strings,
+    ids: HashMap<Box<str>, u32>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &str) -> Result<u32, String> {
+        if let Some(&id) = self.ids.get(s) {
+            return Ok(id);
+        }
+        let id = self.strings.push(s)?;
+        self.ids.insert(s.into(), id);
+        Ok(id)
+    }
+
+    fn into_strings(self) -> Strings {
+        let mut strings = self.strings;
+        strings.shrink_to_fit();
+        strings
+    }
+}
+
+/// A place as stored: its strings by number.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    name: u32,
+    province: u32,
+    district: u32,
+    country_code: u32,
+    lat: f64,
+    lng: f64,
 }
 
 /// The English name of an ISO 3166-1 alpha-2 code.
@@ -106,7 +177,7 @@ pub enum Match {
 /// One place a search found.
 #[derive(Debug, Clone, Copy)]
 pub struct Hit<'a> {
-    pub place: &'a Place,
+    pub place: Place<'a>,
     pub matched: Match,
     pub inside_bounds: bool,
     /// Places within about 20 km of it, itself included.
@@ -115,23 +186,28 @@ pub struct Hit<'a> {
 
 /// The places and their indexes.
 pub struct Gazetteer {
-    places: Vec<Place>,
+    rows: Vec<Row>,
+    /// The rows' strings.
+    strings: Strings,
     /// Each place by its cell ([`grid`]): the nearest place to a point
     /// near places.
     grid: grid::Grid,
     /// Each place on the unit sphere; the item is its index. For points
     /// the grid cannot settle (far from every place).
     tree: KdTree<f32, u32, 3, 64, u32>,
-    /// Every place's folded name, sorted, with its index.
-    names: Vec<(String, u32)>,
+    /// Folded names and regions.
+    folded: Strings,
+    /// Every place's folded name (in `folded`), sorted, with its index.
+    names: Vec<(u32, u32)>,
     /// The letters each of `names` holds ([`letter_mask`]), in its order.
     letters: Vec<u64>,
     /// The rest of a folded name from each of its later words
-    /// (`camden town`: `town`), sorted, with the place's index.
-    words: Vec<(String, u32)>,
-    /// Each place's folded province, district and country name, for
-    /// qualifiers.
-    regions: Vec<(String, String, String)>,
+    /// (`camden town`: `town`): the name (in `folded`) and the word's
+    /// byte offset in it, sorted by that rest, with the place's index.
+    words: Vec<(u32, u32, u32)>,
+    /// Each place's folded province, district and country name (in
+    /// `folded`), for qualifiers.
+    regions: Vec<[u32; 3]>,
     /// Places within about 20 km, itself included.
     weights: Vec<u32>,
 }
@@ -249,73 +325,95 @@ impl Gazetteer {
     /// Places from a CSV of `lat,lon,name,admin1,admin2,cc` with a header.
     pub fn from_csv(csv: &[u8]) -> Result<Self, String> {
         let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv);
-        let mut places = Vec::new();
+        let mut strings = Interner::default();
+        let mut rows = Vec::new();
         for (line, record) in reader.records().enumerate() {
             let record = record.map_err(|e| format!("place {}: {e}", line + 1))?;
-            let field = |i: usize| record.get(i).unwrap_or("").to_owned();
+            let field = |i: usize| record.get(i).unwrap_or("");
             let coordinate = |i: usize| {
                 field(i)
                     .parse::<f64>()
                     .map_err(|e| format!("place {}: column {}: {e}", line + 1, i + 1))
             };
-            places.push(Place {
+            rows.push(Row {
                 lat: coordinate(0)?,
                 lng: coordinate(1)?,
-                name: field(2),
-                province: field(3),
-                district: field(4),
-                country_code: field(5),
+                name: strings.id(field(2))?,
+                province: strings.id(field(3))?,
+                district: strings.id(field(4))?,
+                country_code: strings.id(field(5))?,
             });
         }
-        if places.is_empty() {
+        if rows.is_empty() {
             return Err("no places".into());
         }
+        let count = u32::try_from(rows.len()).map_err(|_| "over 2^32 places")?;
         // Kept for the life of the process: not with the slack of its growth.
-        places.shrink_to_fit();
-        Ok(Self::index(places))
+        rows.shrink_to_fit();
+        Self::index(rows, strings.into_strings(), count)
     }
 
-    fn index(places: Vec<Place>) -> Self {
+    fn index(rows: Vec<Row>, strings: Strings, count: u32) -> Result<Self, String> {
+        let place = |row: &Row| Self::view(&strings, row);
         // Added in a scrambled order: the file's (by country) would grow
         // the tree lopsided. (kiddo's balanced ImmutableKdTree took 12 s
         // to build over these points, where this takes about 70 ms.)
-        let mut order: Vec<u32> = (0..places.len() as u32).collect();
+        let mut order: Vec<u32> = (0..count).collect();
         order.sort_unstable_by_key(|i| i.wrapping_mul(0x9E37_79B9).rotate_left(16));
-        let mut tree = KdTree::with_capacity(places.len());
+        let mut tree = KdTree::with_capacity(rows.len());
         for i in order {
-            let p = &places[i as usize];
+            let p = &rows[i as usize];
             tree.add(&unit_sphere(p.lat, p.lng), i);
         }
-        let mut names: Vec<(String, u32)> = places
+        let mut folded = Interner::default();
+        let mut names = rows
             .iter()
-            .enumerate()
-            .map(|(i, p)| (fold(&p.name), i as u32))
+            .zip(0..count)
+            .map(|(row, i)| Ok((folded.id(&fold(place(row).name))?, i)))
+            .collect::<Result<Vec<(u32, u32)>, String>>()?;
+        let mut regions = rows
+            .iter()
+            .map(|row| {
+                let p = place(row);
+                Ok([
+                    folded.id(&fold(p.province))?,
+                    folded.id(&fold(p.district))?,
+                    folded.id(&fold(p.country()))?,
+                ])
+            })
+            .collect::<Result<Vec<[u32; 3]>, String>>()?;
+        let folded = folded.into_strings();
+        // Collected through `Result`, which cannot size them first.
+        names.shrink_to_fit();
+        regions.shrink_to_fit();
+        names.sort_unstable_by(|&(a, i), &(b, j)| (folded.get(a), i).cmp(&(folded.get(b), j)));
+        let letters = names
+            .iter()
+            .map(|&(n, _)| letter_mask(folded.get(n)))
             .collect();
-        names.sort_unstable();
-        let letters = names.iter().map(|(n, _)| letter_mask(n)).collect();
-        let mut words: Vec<(String, u32)> = names
+        let mut words: Vec<(u32, u32, u32)> = names
             .iter()
-            .flat_map(|(name, i)| {
-                name.match_indices(' ')
-                    .map(move |(at, _)| (name[at + 1..].to_owned(), *i))
+            .flat_map(|&(name, i)| {
+                folded
+                    .get(name)
+                    .match_indices(' ')
+                    .map(move |(at, _)| (name, at as u32 + 1, i))
             })
             .collect();
-        words.sort_unstable();
-        let regions = places
-            .iter()
-            .map(|p| (fold(&p.province), fold(&p.district), fold(p.country())))
-            .collect();
-        let cell = |p: &Place| {
+        let rest = |&(name, at, _): &(u32, u32, u32)| &folded.get(name)[at as usize..];
+        words.sort_unstable_by(|a, b| (rest(a), a.2).cmp(&(rest(b), b.2)));
+        words.shrink_to_fit();
+        let cell = |p: &Row| {
             (
                 (p.lat / WEIGHT_CELL).floor() as i32,
                 (p.lng / WEIGHT_CELL).floor() as i32,
             )
         };
         let mut counts: HashMap<(i32, i32), u32> = HashMap::new();
-        for place in &places {
-            *counts.entry(cell(place)).or_default() += 1;
+        for row in &rows {
+            *counts.entry(cell(row)).or_default() += 1;
         }
-        let weights = places
+        let weights = rows
             .iter()
             .map(|p| {
                 let (y, x) = cell(p);
@@ -328,43 +426,61 @@ impl Gazetteer {
                 sum
             })
             .collect();
-        let grid = grid::Grid::new(places.iter().map(|p| (p.lat, p.lng)));
-        Self {
-            places,
+        let grid = grid::Grid::new(rows.iter().map(|p| (p.lat, p.lng)));
+        Ok(Self {
+            rows,
+            strings,
             grid,
             tree,
+            folded,
             names,
             letters,
             words,
             regions,
             weights,
+        })
+    }
+
+    fn view<'a>(strings: &'a Strings, row: &Row) -> Place<'a> {
+        Place {
+            name: strings.get(row.name),
+            province: strings.get(row.province),
+            district: strings.get(row.district),
+            country_code: strings.get(row.country_code),
+            lat: row.lat,
+            lng: row.lng,
         }
     }
 
-    /// Every place.
-    pub fn places(&self) -> &[Place] {
-        &self.places
+    /// The place of index `i` (below [`Self::len`]).
+    pub fn place(&self, i: usize) -> Place<'_> {
+        Self::view(&self.strings, &self.rows[i])
+    }
+
+    /// Every place, in the data's order.
+    pub fn places(&self) -> impl ExactSizeIterator<Item = Place<'_>> {
+        self.rows.iter().map(|row| Self::view(&self.strings, row))
     }
 
     /// How many places there are.
     pub fn len(&self) -> usize {
-        self.places.len()
+        self.rows.len()
     }
 
     /// Never: a gazetteer has at least one place.
     pub fn is_empty(&self) -> bool {
-        self.places.is_empty()
+        self.rows.is_empty()
     }
 
     /// The place nearest to the point (great-circle: nearest on the sphere):
     /// by the grid near places, by the tree where the grid gives up.
-    pub fn nearest(&self, lat: f64, lng: f64) -> &Place {
+    pub fn nearest(&self, lat: f64, lng: f64) -> Place<'_> {
         let point = unit_sphere(lat, lng);
         let found = self
             .grid
             .nearest(lat, lng, &point)
             .unwrap_or_else(|| self.tree.nearest_one::<SquaredEuclidean>(&point).item);
-        &self.places[found as usize]
+        self.place(found as usize)
     }
 
     /// At most `limit` places whose name matches `text`, best first: the
@@ -383,12 +499,13 @@ impl Gazetteer {
             return Vec::new();
         }
         let qualifies = |i: u32| {
-            let place = &self.places[i as usize];
-            let (province, district, country) = &self.regions[i as usize];
+            let code = self.strings.get(self.rows[i as usize].country_code);
+            let [province, district, country] =
+                self.regions[i as usize].map(|r| self.folded.get(r));
             qualifiers.iter().all(|q| {
                 province.starts_with(q.as_str())
                     || district.starts_with(q.as_str())
-                    || place.country_code.eq_ignore_ascii_case(q)
+                    || code.eq_ignore_ascii_case(q)
                     || country.starts_with(q.as_str())
             })
         };
@@ -404,15 +521,16 @@ impl Gazetteer {
         };
         let start = self
             .names
-            .partition_point(|(n, _)| n.as_str() < name.as_str());
+            .partition_point(|&(n, _)| self.folded.get(n) < name.as_str());
         for (folded, i) in self.names[start..]
             .iter()
+            .map(|&(n, i)| (self.folded.get(n), i))
             .take_while(|(n, _)| n.starts_with(name.as_str()))
         {
             note(
                 &mut found,
-                *i,
-                if *folded == name {
+                i,
+                if folded == name {
                     Match::Exact
                 } else {
                     Match::Prefix
@@ -425,20 +543,22 @@ impl Gazetteer {
             let whole = fold(text);
             let start = self
                 .names
-                .partition_point(|(n, _)| n.as_str() < whole.as_str());
-            for (_, i) in self.names[start..].iter().take_while(|(n, _)| *n == whole) {
-                found.insert(*i, Match::Exact);
+                .partition_point(|&(n, _)| self.folded.get(n) < whole.as_str());
+            for &(_, i) in self.names[start..]
+                .iter()
+                .take_while(|&&(n, _)| self.folded.get(n) == whole)
+            {
+                found.insert(i, Match::Exact);
             }
         }
         if found.len() < limit {
-            let start = self
-                .words
-                .partition_point(|(w, _)| w.as_str() < name.as_str());
-            for (_, i) in self.words[start..]
+            let rest = |&(n, at, _): &(u32, u32, u32)| &self.folded.get(n)[at as usize..];
+            let start = self.words.partition_point(|w| rest(w) < name.as_str());
+            for word in self.words[start..]
                 .iter()
-                .take_while(|(w, _)| w.starts_with(name.as_str()))
+                .take_while(|w| rest(w).starts_with(name.as_str()))
             {
-                note(&mut found, *i, Match::Word);
+                note(&mut found, word.2, Match::Word);
             }
         }
         let chars: Vec<char> = name.chars().collect();
@@ -450,10 +570,13 @@ impl Gazetteer {
             let first = chars[0];
             let mut first_bytes = [0u8; 4];
             let first_str: &str = first.encode_utf8(&mut first_bytes);
-            let from = self.names.partition_point(|(n, _)| n.as_str() < first_str);
+            let from = self
+                .names
+                .partition_point(|&(n, _)| self.folded.get(n) < first_str);
             let mut candidate = Vec::with_capacity(64);
             for (at, (folded, i)) in self.names[from..]
                 .iter()
+                .map(|&(n, i)| (self.folded.get(n), i))
                 .take_while(|(n, _)| n.starts_with(first))
                 .enumerate()
             {
@@ -468,13 +591,13 @@ impl Gazetteer {
                 candidate.extend(folded.chars());
                 if let Some(d) = within_edits(&chars, &candidate, max) {
                     if d > 0 {
-                        note(&mut found, *i, Match::Fuzzy(d as u8));
+                        note(&mut found, i, Match::Fuzzy(d as u8));
                     }
                 }
             }
         }
         let inside = |i: u32| {
-            let p = &self.places[i as usize];
+            let p = &self.rows[i as usize];
             bounds.is_some_and(|b| b.contains(p.lat, p.lng))
         };
         let mut ranked: Vec<(Match, bool, Reverse<u32>, u32)> = found
@@ -490,7 +613,7 @@ impl Gazetteer {
         ranked
             .into_iter()
             .map(|(matched, outside, Reverse(weight), i)| Hit {
-                place: &self.places[i as usize],
+                place: self.place(i as usize),
                 matched,
                 inside_bounds: !outside,
                 weight,

@@ -119,11 +119,11 @@ struct GeocoderDetails {
 }
 
 impl GeocoderDetails {
-    fn of(place: &Place) -> Self {
+    fn of(place: Place<'_>) -> Self {
         Self {
             country: place.country().to_owned(),
-            province: (!place.province.is_empty()).then(|| place.province.clone()),
-            locality: place.name.clone(),
+            province: (!place.province.is_empty()).then(|| place.province.to_owned()),
+            locality: place.name.to_owned(),
         }
     }
 }
@@ -139,7 +139,7 @@ struct GeocoderLocation {
 }
 
 impl GeocoderLocation {
-    fn of(place: &Place, at: GeoPoint, with_details: bool) -> Self {
+    fn of(place: Place<'_>, at: GeoPoint, with_details: bool) -> Self {
         Self {
             lat: at.lat,
             lng: at.lng,

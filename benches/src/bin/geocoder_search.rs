@@ -59,19 +59,19 @@ const KINDS: [(Kind, &str); 6] = [
 ];
 
 /// One call's text and the place it was drawn from.
-fn text(kind: Kind, rng: &mut SplitMix64) -> (String, &'static geocoder::Place) {
-    let places = geocoder::bundled().places();
+fn text(kind: Kind, rng: &mut SplitMix64) -> (String, geocoder::Place<'static>) {
+    let places = geocoder::bundled();
     // 25 names hold a comma, which the search reads as a qualifier; not
     // drawn, so that every kind means what it says.
     let place = loop {
-        let place = &places[rng.between(0, places.len() as u32) as usize];
+        let place = places.place(rng.between(0, places.len() as u32) as usize);
         if !place.name.contains(',') {
             break place;
         }
     };
     let name: Vec<char> = place.name.chars().collect();
     let text = match kind {
-        Kind::Name => place.name.clone(),
+        Kind::Name => place.name.to_owned(),
         Kind::Prefix => {
             let n = (rng.between(3, 6) as usize).min(name.len());
             name[..n].iter().collect()
@@ -126,7 +126,7 @@ async fn main() -> anyhow::Result<()> {
     let http = reqwest::Client::new();
     let url = format!("{}/v2/geocoder/search_address", server.base);
     let mut rng = SplitMix64::new(args.seed);
-    let mut calls: Vec<(Kind, String, &geocoder::Place)> = Vec::new();
+    let mut calls: Vec<(Kind, String, geocoder::Place<'static>)> = Vec::new();
     for _ in 0..args.calls {
         for (kind, _) in KINDS {
             let (text, place) = text(kind, &mut rng);
@@ -167,7 +167,7 @@ async fn main() -> anyhow::Result<()> {
                     let first = locations[0]["address"].as_str().unwrap_or("");
                     let first_name = first.split(',').next().unwrap_or("");
                     ensure!(
-                        geocoder::fold(first_name) == geocoder::fold(&place.name),
+                        geocoder::fold(first_name) == geocoder::fold(place.name),
                         "`{text}` answered another name first: {answer}"
                     );
                 }
