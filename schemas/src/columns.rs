@@ -22,6 +22,10 @@ pub const SERVER_TIME: &str = "server_time";
 pub const CONTENT_HASH: &str = "_content_hash";
 /// The flags bitmap, `Int64`.
 pub const FLAGS: &str = "flags";
+/// Latitude, `Float64`.
+pub const LAT: &str = "lat";
+/// Longitude, `Float64`.
+pub const LNG: &str = "lng";
 
 /// The type of message and server times.
 pub fn time_type() -> DataType {
@@ -33,8 +37,8 @@ pub fn time_type() -> DataType {
 /// `gps_fix_type` and `mn_type` are stored as their 0-based numbers (clarification 17).
 pub const SIMPLE_COLUMNS: &[(&str, SimpleType)] = &[
     ("gps_fix_type", SimpleType::UInt8),
-    ("lat", SimpleType::Float64),
-    ("lng", SimpleType::Float64),
+    (LAT, SimpleType::Float64),
+    (LNG, SimpleType::Float64),
     ("speed", SimpleType::Float64),
     ("alt", SimpleType::Int32),
     ("satellites", SimpleType::Int32),
