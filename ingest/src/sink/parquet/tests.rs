@@ -282,3 +282,51 @@ fn a_trackers_pieces_come_out_in_time_order_whether_they_follow_or_overlap() {
         ]
     );
 }
+
+/// Columns whose values are nearly all distinct or sorted are written
+/// without a dictionary (tracker ids as deltas): the flusher skips the
+/// hashing and the files come out smaller (BENCHMARKS, issue 17).
+#[test]
+fn positions_and_tracker_ids_are_written_without_a_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    let rows: Vec<Entry> = (0..20)
+        .map(|i| {
+            Entry::new(Message {
+                tracker_id: TrackerId(1 + i / 5),
+                message_time_ms: 1_000 * i,
+                server_time_ms: 1_000 * i + 1,
+                lat: Some(43.2 + i as f64 * 1e-4),
+                lng: Some(76.9 - i as f64 * 1e-4),
+                satellites: Some(7 + (i % 2) as i32),
+                ..Message::default()
+            })
+            .unwrap()
+        })
+        .collect();
+    let files = sink.persist(&[to_record_batch(&rows).unwrap()], 1).unwrap();
+    let file = std::fs::File::open(dir.path().join(&files[0].path)).unwrap();
+    let reader = parquet::file::serialized_reader::SerializedFileReader::new(file).unwrap();
+    let metadata = parquet::file::reader::FileReader::metadata(&reader);
+    let chunk = |name: &str| {
+        let group = metadata.row_group(0);
+        (0..group.num_columns())
+            .map(|i| group.column(i))
+            .find(|c| c.column_path().string() == name)
+            .unwrap()
+    };
+    use parquet::basic::Encoding;
+    for name in ["tracker_id", "lat", "lng", "msg_time", "_content_hash"] {
+        assert!(
+            chunk(name).dictionary_page_offset().is_none(),
+            "{name} has no dictionary"
+        );
+    }
+    assert!(
+        chunk("tracker_id")
+            .encodings()
+            .any(|e| e == Encoding::DELTA_BINARY_PACKED)
+    );
+    // Columns of few values keep theirs.
+    assert!(chunk("satellites").dictionary_page_offset().is_some());
+}

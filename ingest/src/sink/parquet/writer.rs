@@ -549,6 +549,19 @@ fn properties(config: &ParquetConfig, inner_columns: usize) -> Result<WriterProp
     }
     // Hashes are random: a dictionary never pays.
     builder = builder.set_column_dictionary_enabled(ColumnPath::from(columns::CONTENT_HASH), false);
+    // Positions are nearly all distinct: a dictionary only costs the
+    // flusher its hashing, and zstd packs the plain values smaller.
+    for position in [columns::LAT, columns::LNG] {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::from(position), false);
+    }
+    // Tracker ids are sorted runs: deltas of 0 within a run, small from one
+    // tracker to the next.
+    builder = builder
+        .set_column_dictionary_enabled(ColumnPath::from(columns::TRACKER_ID), false)
+        .set_column_encoding(
+            ColumnPath::from(columns::TRACKER_ID),
+            Encoding::DELTA_BINARY_PACKED,
+        );
     if lean {
         // Pruning needs the key columns' statistics whatever the width.
         for key in [
