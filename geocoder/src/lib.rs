@@ -29,7 +29,7 @@ const BUNDLED: &[u8] = include_bytes!("../data/places.csv.gz");
 const WEIGHT_CELL: f64 = 0.2;
 
 /// A place of the data set: a view of the gazetteer's rows, whose strings
-/// live side by side in one buffer ([`Strings`]).
+/// live side by side in one buffer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Place<'a> {
     pub name: &'a str,
