@@ -784,8 +784,9 @@ pub(crate) fn read_keys(
         .build()
         .map_err(parquet_error)?;
     // The rows are sorted by tracker: a partition's rows come in one run,
-    // looked up once (two hash look-ups a row were most of the loader's
-    // time), and gathered in `run` until the next begins.
+    // looked up once, and gathered in `run` until the next begins (two
+    // SipHash look-ups a row were a third of the loader's samples in
+    // `perf`; its CPU at the maximum rate fell from 13% to 7% of a core).
     let mut current: Option<(PartitionKey, bool)> = None;
     let mut run: Vec<(i64, u64)> = Vec::new();
     let mut end_run = |current: Option<(PartitionKey, bool)>, run: &mut Vec<(i64, u64)>| {
