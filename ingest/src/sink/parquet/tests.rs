@@ -330,3 +330,45 @@ fn positions_and_tracker_ids_are_written_without_a_dictionary() {
     // Columns of few values keep theirs.
     assert!(chunk("satellites").dictionary_page_offset().is_some());
 }
+
+/// A tracker's keys are read from the pages that may hold it, not the
+/// whole row group, and come out the same.
+#[test]
+fn key_reads_skip_pages_of_other_trackers() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = ParquetSink::open(ParquetConfig {
+        root: dir.path().to_owned(),
+        row_group_rows: 64 * 1024,
+        zstd_level: 3,
+    })
+    .unwrap();
+    // 300 trackers × 200 rows in one row group: several pages.
+    let rows: Vec<Entry> = (1..=300)
+        .flat_map(|tracker| (0..200).map(move |i| entry(tracker, 1_000 * i, None)))
+        .collect();
+    let files = sink.persist(&[to_record_batch(&rows).unwrap()], 1).unwrap();
+    assert_eq!(files.len(), 1);
+    for tracker in [1, 150, 300] {
+        let mut keys = sink.keys(&files, tracker, 0).unwrap();
+        keys.sort_unstable();
+        let times: Vec<i64> = keys.iter().map(|&(time, _)| time).collect();
+        assert_eq!(times, (0..200).map(|i| 1_000 * i).collect::<Vec<_>>());
+    }
+    let file = std::fs::File::open(dir.path().join(&files[0].path)).unwrap();
+    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new_with_options(
+            file, options,
+        )
+        .unwrap();
+    assert_eq!(builder.metadata().num_row_groups(), 1);
+    let selection = writer::tracker_pages(builder.metadata(), &[0], 0, |min, max| {
+        (min..=max).contains(&150)
+    });
+    let selected = selection.row_count();
+    assert!(
+        (200..60_000).contains(&selected),
+        "{selected} of 60,000 rows read for one tracker"
+    );
+}

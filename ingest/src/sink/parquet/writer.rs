@@ -9,10 +9,14 @@ use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
 use arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use arrow::datatypes::{Int64Type, TimestampMillisecondType};
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::metadata::SortingColumn;
+use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnPath;
@@ -736,8 +740,9 @@ fn write_file(
 
 /// Appends the (message time, content hash) of the rows of each partition
 /// (tracker, day) of `wanted` to its list in `out`, reading only the three
-/// key columns of the row groups whose tracker statistics overlap one of
-/// `wanted`'s trackers (sorted, distinct).
+/// key columns of the row groups, and within them of the pages, whose
+/// tracker statistics overlap one of `wanted`'s trackers (sorted,
+/// distinct).
 pub(crate) fn read_keys(
     path: &Path,
     wanted: &HashSet<PartitionKey>,
@@ -749,7 +754,12 @@ pub(crate) fn read_keys(
         source,
     };
     let file = File::open(path).map_err(Error::io("opening", path))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_error)?;
+    // With the page index: a flush file's row group holds some thousand
+    // trackers, and decoding all of it for one tracker's keys made the
+    // commits that wait for such a read the half-rate tail (BENCHMARKS).
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+        .map_err(parquet_error)?;
     let schema = builder.parquet_schema();
     let leaf = |name: &str| (0..schema.num_columns()).find(|&i| schema.column(i).name() == name);
     let (Some(t), Some(m), Some(h)) = (
@@ -778,9 +788,11 @@ pub(crate) fn read_keys(
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::leaves(schema, [t, m, h]);
+    let selection = tracker_pages(builder.metadata(), &groups, t, overlaps);
     let reader = builder
         .with_projection(mask)
         .with_row_groups(groups)
+        .with_row_selection(selection)
         .build()
         .map_err(parquet_error)?;
     // The rows are sorted by tracker: a partition's rows come in one run,
@@ -816,6 +828,50 @@ pub(crate) fn read_keys(
     }
     end_run(current, &mut run);
     Ok(())
+}
+
+/// The rows of `groups` (in order) on the pages of the tracker column
+/// (leaf `column`) whose statistics `overlaps` may hold a wanted tracker:
+/// the pages between are skipped. A row group without a page index for
+/// the column is read whole.
+pub(super) fn tracker_pages(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    groups: &[usize],
+    column: usize,
+    overlaps: impl Fn(i64, i64) -> bool,
+) -> RowSelection {
+    let mut selectors = Vec::new();
+    for &group in groups {
+        let rows = usize::try_from(metadata.row_group(group).num_rows()).unwrap_or(0);
+        let index = metadata
+            .column_index()
+            .and_then(|index| index.get(group)?.get(column));
+        let pages = metadata
+            .offset_index()
+            .and_then(|offsets| offsets.get(group)?.get(column))
+            .map(|offsets| offsets.page_locations());
+        let (Some(ColumnIndexMetaData::INT64(index)), Some(pages)) = (index, pages) else {
+            selectors.push(RowSelector::select(rows));
+            continue;
+        };
+        for (page, location) in pages.iter().enumerate() {
+            let first = usize::try_from(location.first_row_index).unwrap_or(0);
+            let end = pages.get(page + 1).map_or(rows, |next| {
+                usize::try_from(next.first_row_index).unwrap_or(rows)
+            });
+            let wanted = match (index.min_value(page), index.max_value(page)) {
+                (Some(&min), Some(&max)) => overlaps(min, max),
+                _ => true,
+            };
+            let len = end.saturating_sub(first);
+            selectors.push(if wanted {
+                RowSelector::select(len)
+            } else {
+                RowSelector::skip(len)
+            });
+        }
+    }
+    RowSelection::from(selectors)
 }
 
 /// Reads a whole file, keeping the rows for which `keep(tracker, message time)`
