@@ -54,8 +54,12 @@ pub struct TrackerSpan {
     pub message_time_max_ms: i64,
     /// Its rows in the file.
     pub rows: u64,
-    /// The inner columns it has values for, as indices into `inner_columns`.
-    pub inner: Vec<u32>,
+    /// The inner columns it has values for, as indices into `inner_columns`,
+    /// sorted. Shared between the file's spans with the same list
+    /// ([`FileEntry::share_inner_lists`]): a fleet's trackers mostly send
+    /// the same names, and a list of its own for each of a file's 10,000
+    /// spans took about 1.4 MB a file for as long as the file lived.
+    pub inner: Arc<[u32]>,
 }
 
 impl TrackerSpan {
@@ -68,6 +72,30 @@ impl TrackerSpan {
 }
 
 impl FileEntry {
+    /// Makes the spans with equal inner column lists share one list (a
+    /// catalog read from disk has a list per span).
+    pub fn share_inner_lists(&mut self) {
+        let mut lists: std::collections::HashSet<Arc<[u32]>> = Default::default();
+        let spans: Vec<TrackerSpan> = self
+            .trackers
+            .iter()
+            .map(|span| {
+                let inner = match lists.get(&span.inner[..]) {
+                    Some(list) => list.clone(),
+                    None => {
+                        lists.insert(span.inner.clone());
+                        span.inner.clone()
+                    }
+                };
+                TrackerSpan {
+                    inner,
+                    ..span.clone()
+                }
+            })
+            .collect();
+        self.trackers = spans.into();
+    }
+
     /// The span of `tracker` in the file, if it has rows there.
     pub fn span(&self, tracker: i64) -> Option<&TrackerSpan> {
         self.trackers

@@ -292,13 +292,15 @@ fn read_checkpoint(root: &Path) -> Result<(State, u64)> {
                 });
             }
             let len = bytes.len() as u64;
-            Ok((
-                State {
-                    format: FORMAT,
-                    ..state
-                },
-                len,
-            ))
+            let mut state = State {
+                format: FORMAT,
+                ..state
+            };
+            state
+                .files
+                .iter_mut()
+                .for_each(FileEntry::share_inner_lists);
+            Ok((state, len))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((State::empty(), 0)),
         Err(e) => Err(Error::io("reading", &path)(e)),
@@ -311,10 +313,12 @@ fn read_checkpoint(root: &Path) -> Result<(State, u64)> {
 fn apply_log(state: &mut State, bytes: &[u8], path: &Path) -> Result<usize> {
     let mut at = 0;
     while let Some((record, len)) = parse_record(&bytes[at..]) {
-        let record: Record = serde_json::from_slice(record).map_err(|source| Error::Catalog {
-            path: path.to_owned(),
-            source,
-        })?;
+        let mut record: Record =
+            serde_json::from_slice(record).map_err(|source| Error::Catalog {
+                path: path.to_owned(),
+                source,
+            })?;
+        record.add.iter_mut().for_each(FileEntry::share_inner_lists);
         if record.seq > state.log_seq {
             if record.seq != state.log_seq + 1 {
                 return Err(Error::CatalogState {

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use schemas::{Message, TrackerId};
 
 use super::*;
@@ -52,6 +54,12 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
         [(1, 1, vec![]), (2, 1, vec!["inputs.a"]), (9, 1, vec![])],
         "columns are known per tracker"
     );
+    let list = |tracker: i64| first.span(tracker).unwrap().inner.clone();
+    assert!(
+        Arc::ptr_eq(&list(1), &list(9)),
+        "spans with the same columns share their list"
+    );
+    assert!(!Arc::ptr_eq(&list(1), &list(2)));
     assert_eq!(
         first
             .span(2)

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use schemas::TrackerSpan;
 
 use super::*;
@@ -21,14 +23,14 @@ fn file(id: u64) -> FileEntry {
                 message_time_min_ms: 0,
                 message_time_max_ms: 0,
                 rows: 1,
-                inner: vec![0],
+                inner: Arc::from([0]),
             },
             TrackerSpan {
                 tracker_id: 2,
                 message_time_min_ms: 1,
                 message_time_max_ms: 1,
                 rows: 1,
-                inner: vec![],
+                inner: Arc::from([]),
             },
         ]
         .into(),
@@ -203,4 +205,50 @@ fn a_format_1_catalog_opens_as_a_checkpoint() {
     std::fs::write(dir.path().join("catalog.json"), newer.to_string()).unwrap();
     let error = Catalog::open(dir.path()).unwrap_err().to_string();
     assert!(error.contains("format 3"), "{error}");
+}
+
+/// A file whose spans have equal inner column lists: read back from the
+/// checkpoint or the log, the spans share one list (a list per span of a
+/// 10,000-tracker file took about 1.4 MB for as long as the file lived),
+/// and keep their own values.
+#[test]
+fn equal_inner_lists_are_shared_once_read_back() {
+    let wide = |id: u64| FileEntry {
+        inner_columns: vec!["inputs.a".to_owned(), "inputs.b".to_owned()].into(),
+        trackers: (1..=3)
+            .map(|tracker| TrackerSpan {
+                tracker_id: tracker,
+                message_time_min_ms: 0,
+                message_time_max_ms: 1,
+                rows: 1,
+                inner: if tracker == 2 {
+                    Arc::from([1])
+                } else {
+                    Arc::from([0, 1])
+                },
+            })
+            .collect::<Vec<_>>()
+            .into(),
+        ..file(id)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Folded at once: the first file is read from the checkpoint, the
+    // second from the log.
+    let mut catalog = Catalog::open_with(dir.path(), 1).unwrap();
+    let first = catalog.next_file_id();
+    catalog.commit(vec![wide(first)], &[], Some(1)).unwrap();
+    let mut catalog = Catalog::open_with(dir.path(), 1 << 30).unwrap();
+    let second = catalog.next_file_id();
+    catalog.commit(vec![wide(second)], &[], Some(2)).unwrap();
+    drop(catalog);
+    assert!(dir.path().join("catalog.json").exists());
+
+    let reopened = Catalog::open_with(dir.path(), 1 << 30).unwrap();
+    assert_eq!(ids(&reopened), [first, second]);
+    for file in reopened.files() {
+        assert_eq!(file.trackers, wide(file.id).trackers, "values kept");
+        let spans = &file.trackers;
+        assert!(Arc::ptr_eq(&spans[0].inner, &spans[2].inner), "shared");
+        assert!(!Arc::ptr_eq(&spans[0].inner, &spans[1].inner));
+    }
 }
