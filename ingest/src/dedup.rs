@@ -15,13 +15,20 @@
 //! the flusher counts them off once they are in the sink). Then an
 //! incomplete partition goes at once, its keys being in the sink; complete
 //! ones are evicted least recently used first when the index holds too many
-//! keys.
+//! keys. A complete partition that still has memtable rows (a tracker that
+//! is sending) is not evicted but made incomplete then: it drops the keys
+//! of its stored rows but those of the recent window, as a flush does of an
+//! incomplete one, so that the keys of an active fleet's late messages stay
+//! within the bound too (each complete partition would otherwise hold its
+//! tracker's whole day).
 //!
 //! A partition also holds the names of the inner columns its tracker has on
 //! that day (the sink's, always loaded), so that the number of distinct names
 //! per tracker and day can be held to a limit before a message is written.
 
 use std::collections::{HashMap, HashSet};
+
+use crate::batch::DAY_MS;
 
 /// Sets and maps of the index: keyed by content hashes and times, hashed
 /// with a seeded fast hasher (SipHash was a tenth of the writer thread).
@@ -31,13 +38,43 @@ type Map<K, V> = HashMap<K, V, foldhash::quality::RandomState>;
 /// A partition key: tracker id and day (days since the epoch, UTC).
 pub(crate) type PartitionKey = (i64, i64);
 
+/// A message's key within its partition: the low 32 bits of its message
+/// time and its content hash, in 12 bytes rather than 16. A partition's
+/// times lie within its day, less than 2^32 ms, so they differ there in
+/// their low bits too, and [`Key::time_ms`] gives them back whole. The
+/// index holds millions of keys; their sets were its largest part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(C, packed(4))]
+struct Key {
+    time: u32,
+    hash: u64,
+}
+
+impl Key {
+    fn new(time_ms: i64, hash: u64) -> Self {
+        Self {
+            // The low bits, on purpose.
+            time: time_ms as u32,
+            hash,
+        }
+    }
+
+    /// The message time, the key being of a partition of day `day`.
+    fn time_ms(self, day: i64) -> i64 {
+        let base = day * DAY_MS;
+        base + i64::from(self.time.wrapping_sub(base as u32))
+    }
+}
+
 #[derive(Debug, Default)]
 struct Partition {
-    /// Keys of its memtable rows, and once complete the sink's.
-    keys: Set<(i64, u64)>,
+    /// Keys of its memtable rows.
+    keys: Set<Key>,
     /// Keys of flushed rows of an incomplete partition still within the
     /// recent window of its tracker's watermark.
-    held: Set<(i64, u64)>,
+    held: Set<Key>,
+    /// Keys of its rows in the sink, once complete.
+    stored: Set<Key>,
     /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
     names: Set<u64>,
     /// The [`signature`] of the names of the last message admitted: a
@@ -52,13 +89,20 @@ struct Partition {
 }
 
 impl Partition {
-    /// The newest message time of its keys.
-    fn newest_key(&self) -> Option<i64> {
+    /// The newest message time of its keys; it is of day `day`.
+    fn newest_key(&self, day: i64) -> Option<i64> {
         self.keys
             .iter()
             .chain(&self.held)
-            .map(|&(time, _)| time)
+            .chain(&self.stored)
+            .map(|key| key.time_ms(day))
             .max()
+    }
+
+    /// Keys it holds, of any kind (a key may be both a memtable row's and
+    /// a stored row's for a moment: see [`DedupIndex::load`]).
+    fn entries(&self) -> usize {
+        self.keys.len() + self.held.len() + self.stored.len()
     }
 }
 
@@ -235,8 +279,10 @@ impl DedupIndex {
             return Known::New;
         }
         if part.is_some_and(|p| {
-            let key = (time_ms, hash);
-            p.keys.contains(&key) || (!p.held.is_empty() && p.held.contains(&key))
+            let key = Key::new(time_ms, hash);
+            p.keys.contains(&key)
+                || (!p.held.is_empty() && p.held.contains(&key))
+                || (!p.stored.is_empty() && p.stored.contains(&key))
         }) {
             return Known::Duplicate;
         }
@@ -276,12 +322,15 @@ impl DedupIndex {
         part.last_used = self.tick;
         part.names.extend(names);
         if let Some(keys) = keys {
-            // The sink's keys include the held ones.
-            let before = part.keys.len() + part.held.len();
+            // The sink's keys include the held ones. A row flushed while
+            // they were read may be both in them and still counted in the
+            // memtable's until its flush is counted off.
+            let before = part.entries();
             part.held = Set::default();
-            part.keys.extend(keys);
+            part.stored
+                .extend(keys.into_iter().map(|(time, hash)| Key::new(time, hash)));
             part.complete = true;
-            self.entries = self.entries + part.keys.len() - before;
+            self.entries = self.entries + part.entries() - before;
         }
     }
 
@@ -307,7 +356,7 @@ impl DedupIndex {
         let tick = self.tick;
         let part = self.partitions.entry(partition).or_default();
         part.last_used = tick;
-        let new = part.keys.insert((time_ms, hash));
+        let new = part.keys.insert(Key::new(time_ms, hash));
         if new {
             self.entries += 1;
             self.unflushed += 1;
@@ -321,15 +370,26 @@ impl DedupIndex {
     }
 
     /// Counts off rows now in the sink, as (partition, message time, content
-    /// hash) (any order; grouped by partition is faster). Their keys leave an
-    /// incomplete partition's memtable keys: those within the recent window
-    /// of the tracker's watermark are held, the others dropped, as are held
-    /// keys the window has moved past; an incomplete partition with nothing
-    /// left goes. Without watermarks nothing is held.
+    /// hash) (any order; grouped by partition is faster). Their keys leave
+    /// the memtable's: a complete partition keeps them as stored; in an
+    /// incomplete one those within the recent window of the tracker's
+    /// watermark are held, the others dropped, as are held keys the window
+    /// has moved past, and it goes once it has nothing left. Without
+    /// watermarks nothing is held.
     pub(crate) fn flushed(&mut self, rows: &[(PartitionKey, i64, u64)]) {
         self.generation += 1;
         for run in rows.chunk_by(|a, b| a.0 == b.0) {
             self.flushed_partition(run[0].0, run.iter().map(|&(_, time, hash)| (time, hash)));
+        }
+    }
+
+    /// How far back a flushed key of `tracker` stays held.
+    fn cutoff(&self, tracker: i64) -> i64 {
+        match &self.watermarks {
+            Some(w) => w
+                .get(&tracker)
+                .map_or(i64::MIN, |m| m.newest.saturating_sub(self.recent_ms)),
+            None => i64::MAX,
         }
     }
 
@@ -339,40 +399,45 @@ impl DedupIndex {
         keys: impl ExactSizeIterator<Item = (i64, u64)>,
     ) {
         let tracker = partition.0;
-        let cutoff = match &self.watermarks {
-            Some(w) => w
-                .get(&tracker)
-                .map_or(i64::MIN, |m| m.newest.saturating_sub(self.recent_ms)),
-            None => i64::MAX,
-        };
+        let cutoff = self.cutoff(tracker);
         let Some(part) = self.partitions.get_mut(&partition) else {
             return;
         };
         let rows = (keys.len() as u64).min(part.unflushed);
         part.unflushed -= rows;
         self.unflushed -= rows;
+        let before = part.entries();
         if part.complete {
+            for (time, hash) in keys {
+                let key = Key::new(time, hash);
+                if part.keys.remove(&key) {
+                    part.stored.insert(key);
+                }
+            }
+            self.entries = self.entries + part.entries() - before;
             return;
         }
-        let before = part.keys.len() + part.held.len();
         let mut newest_dropped = None;
-        for key in keys {
+        let day = partition.1;
+        for (time, hash) in keys {
+            let key = Key::new(time, hash);
             if part.keys.remove(&key) {
-                if key.0 >= cutoff {
+                if time >= cutoff {
                     part.held.insert(key);
                 } else {
-                    newest_dropped = newest_dropped.max(Some(key.0));
+                    newest_dropped = newest_dropped.max(Some(time));
                 }
             }
         }
-        part.held.retain(|&(time, _)| {
+        part.held.retain(|key| {
+            let time = key.time_ms(day);
             let keep = time >= cutoff;
             if !keep {
                 newest_dropped = newest_dropped.max(Some(time));
             }
             keep
         });
-        let after = part.keys.len() + part.held.len();
+        let after = part.entries();
         self.entries -= before - after;
         if after == 0 && part.unflushed == 0 {
             self.partitions.remove(&partition);
@@ -416,7 +481,7 @@ impl DedupIndex {
     /// too high, which only sends more messages to a complete partition.
     pub(crate) fn remove(&mut self, partition: PartitionKey, time_ms: i64, hash: u64) {
         if let Some(part) = self.partitions.get_mut(&partition) {
-            if part.keys.remove(&(time_ms, hash)) {
+            if part.keys.remove(&Key::new(time_ms, hash)) {
                 self.entries -= 1;
                 if part.unflushed > 0 {
                     self.unflushed -= 1;
@@ -425,8 +490,9 @@ impl DedupIndex {
             }
         }
     }
-    /// Evicts least recently used partitions, except `keep` and those with
-    /// rows in the memtable, until within bounds; answers how many went.
+    /// Evicts least recently used partitions, except `keep`, until within
+    /// bounds; answers how many went. One with rows in the memtable stays,
+    /// and if complete is [`demote`](Self::demote)d instead (counted too).
     pub(crate) fn shrink(&mut self, keep: &Set<PartitionKey>) -> usize {
         // Mostly memtable keys: little to evict (the next flush frees them).
         let evictable = self.entries.saturating_sub(self.unflushed as usize);
@@ -437,7 +503,7 @@ impl DedupIndex {
         let mut by_age: Vec<(u64, PartitionKey)> = self
             .partitions
             .iter()
-            .filter(|(key, p)| p.unflushed == 0 && !keep.contains(key))
+            .filter(|(key, p)| (p.unflushed == 0 || p.complete) && !keep.contains(key))
             .map(|(key, p)| (p.last_used, *key))
             .collect();
         by_age.sort_unstable();
@@ -445,11 +511,44 @@ impl DedupIndex {
             if self.entries <= self.max_entries / 2 {
                 break;
             }
-            if self.forget(key) {
+            let unflushed = self.partitions.get(&key).map_or(0, |p| p.unflushed);
+            if (unflushed == 0 && self.forget(key)) || (unflushed > 0 && self.demote(key)) {
                 evicted += 1;
             }
         }
         evicted
+    }
+
+    /// Makes a complete partition incomplete, as if its stored rows had
+    /// been flushed into an incomplete one: the keys of those within the
+    /// recent window are held, the others dropped, and its tracker's mark
+    /// raised past them. Its memtable keys stay. `false` when it was not
+    /// complete.
+    fn demote(&mut self, key: PartitionKey) -> bool {
+        let cutoff = self.cutoff(key.0);
+        let Some(part) = self.partitions.get_mut(&key) else {
+            return false;
+        };
+        if !part.complete {
+            return false;
+        }
+        self.generation += 1;
+        let before = part.entries();
+        part.complete = false;
+        let mut newest_dropped = None;
+        for stored in std::mem::take(&mut part.stored) {
+            let time = stored.time_ms(key.1);
+            if time >= cutoff {
+                part.held.insert(stored);
+            } else {
+                newest_dropped = newest_dropped.max(Some(time));
+            }
+        }
+        self.entries -= before - part.entries();
+        if let Some(time) = newest_dropped {
+            self.dropped_through(key.0, time);
+        }
+        true
     }
 
     /// Drops a partition and its keys (the sink holds them): counts them off
@@ -459,8 +558,8 @@ impl DedupIndex {
             return false;
         };
         self.generation += 1;
-        self.entries -= old.keys.len() + old.held.len();
-        if let Some(newest) = old.newest_key() {
+        self.entries -= old.entries();
+        if let Some(newest) = old.newest_key(key.1) {
             self.dropped_through(key.0, newest);
         }
         true
@@ -510,6 +609,52 @@ mod tests {
         assert_eq!(index.admit_names(p, &[3, 6], 3), Err(4));
     }
 
+    /// A key keeps 32 bits of its time, yet gives back the whole time of
+    /// any instant of its partition's day, before the epoch too; and two
+    /// times of one day never share a key.
+    #[test]
+    fn keys_give_back_whole_times_within_their_day() {
+        for day in [-1, 0, 20_000, 2_000_000] {
+            let base = day * DAY_MS;
+            for time in [base, base + 1, base + DAY_MS / 2, base + DAY_MS - 1] {
+                assert_eq!(Key::new(time, 7).time_ms(day), time, "day {day}");
+            }
+        }
+        let day = 20_000;
+        let base = day * DAY_MS;
+        let mut index = DedupIndex::new(100, Some(HashMap::new()), 0);
+        index.load((1, day), Some(vec![]), []);
+        assert!(index.insert((1, day), base + 5, 9));
+        assert!(index.insert((1, day), base + DAY_MS - 5, 9));
+        assert!(!index.insert((1, day), base + 5, 9));
+        assert_eq!(index.known((1, day), base + 6, 9), Known::New);
+    }
+
+    /// Over the bound, a complete partition whose tracker has rows in the
+    /// memtable gives up its stored keys but the recent window's, and is
+    /// read again for a message older than what it kept; its memtable keys
+    /// stay.
+    #[test]
+    fn a_sending_trackers_complete_partition_is_demoted_over_the_bound() {
+        let mut index = DedupIndex::new(4, Some(HashMap::new()), 10);
+        let p = (1, 0);
+        let mut stored: Vec<(i64, u64)> = (0..10).map(|i| (100 + i, i as u64)).collect();
+        stored.push((195, 11));
+        index.load(p, Some(stored), []);
+        assert!(index.insert(p, 200, 99));
+        assert_eq!(index.entries(), 12);
+        assert_eq!(index.shrink(&Set::default()), 1);
+        assert!(index.is_loaded(p) && !index.is_complete(p));
+        assert_eq!(index.entries(), 2, "the memtable key and the recent one");
+        assert_eq!(index.known(p, 200, 99), Known::Duplicate);
+        assert_eq!(index.known(p, 195, 11), Known::Duplicate);
+        assert_eq!(index.known(p, 105, 5), Known::Unknown, "read again");
+        assert_eq!(index.known(p, 150, 7), Known::New, "after all dropped");
+        // Flushed, its memtable key is held as an incomplete one's.
+        index.flushed(&[(p, 200, 99)]);
+        assert_eq!(index.known(p, 200, 99), Known::Duplicate);
+    }
+
     #[test]
     fn inserts_report_duplicates_and_eviction_keeps_bounds() {
         let mut index = DedupIndex::new(4, None, 0);
@@ -521,14 +666,22 @@ mod tests {
         assert!(!index.insert((1, 10), 100, 8));
         index.load((2, 10), Some(vec![(1, 1), (2, 2), (3, 3)]), []);
         assert_eq!(index.entries(), 5);
-        assert_eq!(index.shrink(&Set::from_iter([(2, 10)])), 0);
+        let keep = Set::from_iter([(2, 10)]);
+        assert_eq!(index.shrink(&keep), 1, "demoted");
         assert!(
-            index.is_loaded((1, 10)),
-            "a partition with a row in the memtable stays"
+            index.is_loaded((1, 10)) && !index.is_complete((1, 10)),
+            "a partition with a row in the memtable stays, incomplete"
         );
+        assert_eq!(index.entries(), 4);
+        assert_eq!(index.known((1, 10), 100, 8), Known::Duplicate, "kept");
+        assert_eq!(index.known((1, 10), 100, 7), Known::Unknown, "dropped");
         index.flushed(&[((1, 10), 100, 8)]);
+        assert!(!index.is_loaded((1, 10)), "incomplete and empty: gone");
+        index.load((1, 10), Some(vec![(100, 7), (100, 8)]), []);
+        index.flushed(&[]);
         assert!(index.is_loaded((1, 10)), "a complete partition stays");
-        assert_eq!(index.shrink(&Set::from_iter([(2, 10)])), 1);
+        assert_eq!(index.entries(), 5);
+        assert_eq!(index.shrink(&keep), 1);
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
         assert_eq!(index.entries(), 3);
     }
