@@ -194,7 +194,7 @@ impl IngestMetrics {
         );
         r.register(
             "trackhouse_dedup_partition_evictions",
-            "(tracker, day) partitions dropped from the deduplication index to keep it within --dedup-max-entries",
+            "(tracker, day) partitions dropped from the deduplication index, or whose stored keys were (a tracker with rows in memory), to keep it within --dedup-max-entries",
             m.dedup_evictions.clone(),
         );
         r.register(
