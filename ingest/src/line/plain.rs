@@ -41,6 +41,23 @@ pub(super) fn read<'a>(
     (reader.at == reader.bytes.len()).then_some(line)
 }
 
+/// One in each byte.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// The high bit of each byte.
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit set in each byte of `word` (eight bytes of a line, little
+/// endian) that is a quote, a backslash or a control character, or
+/// above such a byte (the subtractions borrow upward): its lowest set bit
+/// marks the first byte a string stops at or fails on, if any.
+#[inline]
+fn stops(word: u64) -> u64 {
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    zero(word ^ (ONES * u64::from(b'"')))
+        | zero(word ^ (ONES * u64::from(b'\\')))
+        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
+}
+
 /// A position in a line.
 struct Reader<'a> {
     text: &'a str,
@@ -93,6 +110,16 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
+        // Eight bytes at a time up to the first that may end the string;
+        // the loop below looks at that one.
+        while let Some(word) = self.bytes.get(self.at..self.at + 8) {
+            let stops = stops(u64::from_le_bytes(word.try_into().ok()?));
+            if stops != 0 {
+                self.at += (stops.trailing_zeros() / 8) as usize;
+                break;
+            }
+            self.at += 8;
+        }
         loop {
             match *self.bytes.get(self.at)? {
                 b'"' => break,
@@ -265,5 +292,42 @@ impl<'a> Reader<'a> {
             entries.push((key, value));
         }
         sort_by_key_once(entries).is_none().then_some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stops;
+
+    /// The first byte `stops` marks is exactly the first quote, backslash
+    /// or control character, wherever it is and whatever follows it;
+    /// every other byte (UTF-8's high bytes included) passes.
+    #[test]
+    fn stops_mark_the_first_byte_a_string_ends_or_fails_at() {
+        let first = |bytes: [u8; 8]| {
+            let marks = stops(u64::from_le_bytes(bytes));
+            (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
+        };
+        for byte in 0..=255u8 {
+            let stop = byte == b'"' || byte == b'\\' || byte < 0x20;
+            assert_eq!(first([byte; 8]).is_some(), stop, "byte {byte:#04x}");
+            for at in 0..8 {
+                let mut bytes = [b'a'; 8];
+                bytes[at] = byte;
+                assert_eq!(first(bytes), stop.then_some(at), "{byte:#04x} at {at}");
+                // Whatever follows, even bytes that borrow.
+                for after in [0x00, 0x01, b'"', b'!', 0x21, 0x80, 0xff] {
+                    bytes[(at + 1).min(7)..].fill(after);
+                    bytes[at] = byte;
+                    if stop {
+                        assert_eq!(
+                            first(bytes),
+                            Some(at),
+                            "{byte:#04x} at {at}, {after:#04x} after"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
