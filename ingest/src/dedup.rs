@@ -99,6 +99,17 @@ impl Partition {
             .max()
     }
 
+    /// Takes the key of a stored row at `time`, which left the memtable's
+    /// or the stored keys: held if within the recent window (at or after
+    /// `cutoff`), else dropped, the newest dropped noted in `dropped`.
+    fn hold_or_drop(&mut self, key: Key, time: i64, cutoff: i64, dropped: &mut Option<i64>) {
+        if time >= cutoff {
+            self.held.insert(key);
+        } else {
+            *dropped = (*dropped).max(Some(time));
+        }
+    }
+
     /// Keys it holds, of any kind (a key may be both a memtable row's and
     /// a stored row's for a moment: see [`DedupIndex::load`]).
     fn entries(&self) -> usize {
@@ -422,11 +433,7 @@ impl DedupIndex {
         for (time, hash) in keys {
             let key = Key::new(time, hash);
             if part.keys.remove(&key) {
-                if time >= cutoff {
-                    part.held.insert(key);
-                } else {
-                    newest_dropped = newest_dropped.max(Some(time));
-                }
+                part.hold_or_drop(key, time, cutoff, &mut newest_dropped);
             }
         }
         part.held.retain(|key| {
@@ -537,12 +544,7 @@ impl DedupIndex {
         part.complete = false;
         let mut newest_dropped = None;
         for stored in std::mem::take(&mut part.stored) {
-            let time = stored.time_ms(key.1);
-            if time >= cutoff {
-                part.held.insert(stored);
-            } else {
-                newest_dropped = newest_dropped.max(Some(time));
-            }
+            part.hold_or_drop(stored, stored.time_ms(key.1), cutoff, &mut newest_dropped);
         }
         self.entries -= before - part.entries();
         if let Some(time) = newest_dropped {

@@ -29,4 +29,6 @@ pub use ids::{
     DealerId, IngestTokenId, PlaceId, PlanId, SecurityGroupId, SensorId, TrackerId, UserId, ZoneId,
 };
 pub use message::{FLAG_BITS, GpsFixType, Message, MnType, Name, StateValue, format_number};
-pub use telemetry::{ClickHouseTable, FileEntry, TelemetrySnapshot, TelemetrySource, TrackerSpan};
+pub use telemetry::{
+    ClickHouseTable, FileEntry, InnerLists, TelemetrySnapshot, TelemetrySource, TrackerSpan,
+};

@@ -71,26 +71,34 @@ impl TrackerSpan {
     }
 }
 
+/// The distinct inner column lists of a file's spans, each held once: what
+/// [`TrackerSpan::inner`] points into.
+#[derive(Debug, Default)]
+pub struct InnerLists(std::collections::HashSet<Arc<[u32]>>);
+
+impl InnerLists {
+    /// `list`, shared with every equal list given before.
+    pub fn share(&mut self, list: &[u32]) -> Arc<[u32]> {
+        if let Some(shared) = self.0.get(list) {
+            return shared.clone();
+        }
+        let shared: Arc<[u32]> = Arc::from(list);
+        self.0.insert(shared.clone());
+        shared
+    }
+}
+
 impl FileEntry {
     /// Makes the spans with equal inner column lists share one list (a
     /// catalog read from disk has a list per span).
     pub fn share_inner_lists(&mut self) {
-        let mut lists: std::collections::HashSet<Arc<[u32]>> = Default::default();
+        let mut lists = InnerLists::default();
         let spans: Vec<TrackerSpan> = self
             .trackers
             .iter()
-            .map(|span| {
-                let inner = match lists.get(&span.inner[..]) {
-                    Some(list) => list.clone(),
-                    None => {
-                        lists.insert(span.inner.clone());
-                        span.inner.clone()
-                    }
-                };
-                TrackerSpan {
-                    inner,
-                    ..span.clone()
-                }
+            .map(|span| TrackerSpan {
+                inner: lists.share(&span.inner),
+                ..span.clone()
             })
             .collect();
         self.trackers = spans.into();

@@ -21,7 +21,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnPath;
 use schemas::columns::{self, InnerKind, KeyColumns};
-use schemas::{FileEntry, TrackerSpan};
+use schemas::{FileEntry, InnerLists, TrackerSpan};
 
 use super::ParquetConfig;
 use super::catalog::sync_dir;
@@ -692,21 +692,13 @@ fn write_file(
     // interleaved trackers, repeat its names.
     let mut taken = vec![0usize; names.len()];
     // The list of the span being filled, and the file's lists so far: the
-    // catalog keeps them as long as the file lives, one per distinct list
-    // (`FileEntry::share_inner_lists`).
+    // catalog keeps them as long as the file lives, each distinct one once.
     let mut list: Vec<u32> = Vec::new();
-    let mut lists: HashSet<Arc<[u32]>> = HashSet::new();
+    let mut lists = InnerLists::default();
     let mut close = |span: Option<&mut TrackerSpan>, list: &mut Vec<u32>| {
         if let Some(span) = span {
             list.sort_unstable();
-            span.inner = match lists.get(&list[..]) {
-                Some(shared) => shared.clone(),
-                None => {
-                    let shared: Arc<[u32]> = Arc::from(&list[..]);
-                    lists.insert(shared.clone());
-                    shared
-                }
-            };
+            span.inner = lists.share(list);
         }
         list.clear();
     };
