@@ -115,6 +115,37 @@ impl Partition {
     fn entries(&self) -> usize {
         self.keys.len() + self.held.len() + self.stored.len()
     }
+
+    /// Whether it holds `key` as a memtable row's or a stored row's.
+    #[inline]
+    fn holds(&self, key: &Key) -> bool {
+        self.keys.contains(key)
+            || (!self.held.is_empty() && self.held.contains(key))
+            || (!self.stored.is_empty() && self.stored.contains(key))
+    }
+
+    /// Records the name keys `names` (distinct: a message's names are) as
+    /// its own if that keeps it within `limit` distinct names; else records
+    /// nothing and says how many it would have.
+    fn admit_names(&mut self, names: &[u64], limit: usize) -> Result<(), usize> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let signature = signature(names);
+        if self.last_names == Some(signature) {
+            return Ok(());
+        }
+        let new = names.iter().filter(|n| !self.names.contains(*n)).count();
+        let total = self.names.len() + new;
+        if new > 0 {
+            if total > limit {
+                return Err(total);
+            }
+            self.names.extend(names);
+        }
+        self.last_names = Some(signature);
+        Ok(())
+    }
 }
 
 /// A message's inner names' keys (in the message's order, which is
@@ -138,6 +169,20 @@ pub(crate) struct Needs {
     pub(crate) partitions: HashSet<PartitionKey>,
     /// Those of them whose stored keys are read too.
     pub(crate) complete: HashSet<PartitionKey>,
+}
+
+/// What [`DedupIndex::admit`] did with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admitted {
+    /// New: its key is recorded as a memtable row's.
+    New,
+    /// Stored already, or a copy of a message admitted before.
+    Duplicate,
+    /// Refused: its tracker would have this many distinct inner names on
+    /// its day, beyond the limit. Nothing recorded.
+    TooManyNames(usize),
+    /// Its partition must be loaded, or completed, first. Nothing recorded.
+    Unknown,
 }
 
 /// What the index knows of a message.
@@ -256,6 +301,7 @@ impl DedupIndex {
     }
 
     /// Whether the message is stored, from what the index holds.
+    #[cfg(test)]
     pub(crate) fn known(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> Known {
         self.known_in(self.partitions.get(&partition), partition.0, time_ms, hash)
     }
@@ -289,12 +335,7 @@ impl DedupIndex {
         if mark.is_some_and(|mark| time_ms > mark.newest) {
             return Known::New;
         }
-        if part.is_some_and(|p| {
-            let key = Key::new(time_ms, hash);
-            p.keys.contains(&key)
-                || (!p.held.is_empty() && p.held.contains(&key))
-                || (!p.stored.is_empty() && p.stored.contains(&key))
-        }) {
+        if part.is_some_and(|p| p.holds(&Key::new(time_ms, hash))) {
             return Known::Duplicate;
         }
         let held_from = mark.map_or(i64::MAX, |mark| mark.held_from);
@@ -380,6 +421,80 @@ impl DedupIndex {
         new
     }
 
+    /// Settles a message and, if new and within its day's `limit` of
+    /// distinct inner names (`names`, as [`Partition::admit_names`] takes
+    /// them), records its key as a memtable row's and its names: what
+    /// [`known`](Self::known), the names' check and [`insert`](Self::insert)
+    /// do, with one look-up of its partition and one of its tracker's mark
+    /// (the writer's usual message is new by its mark, in a partition of
+    /// thousands whose cache lines are cold). [`Admitted::Unknown`] when its
+    /// partition is not loaded, or must be complete to settle it, unless
+    /// `read`: its partition was just read complete, so the message is new
+    /// unless the index holds it.
+    pub(crate) fn admit(
+        &mut self,
+        partition: PartitionKey,
+        time_ms: i64,
+        hash: u64,
+        names: &[u64],
+        limit: usize,
+        read: bool,
+    ) -> Admitted {
+        let Some(part) = self.partitions.get_mut(&partition) else {
+            return Admitted::Unknown;
+        };
+        self.tick += 1;
+        part.last_used = self.tick;
+        let mut mark = self
+            .watermarks
+            .as_mut()
+            .map(|marks| marks.get_mut(&partition.0));
+        let key = Key::new(time_ms, hash);
+        // As `known_in`: newer than every row of its tracker, no key can
+        // match; else a key held settles it, and only a complete partition
+        // or a time within what is held says it is new.
+        let newest = match &mark {
+            Some(found) => found.as_ref().map_or(Mark::EMPTY, |m| **m),
+            None => Mark {
+                newest: i64::MAX,
+                held_from: i64::MAX,
+            },
+        };
+        if time_ms <= newest.newest {
+            if part.holds(&key) {
+                return Admitted::Duplicate;
+            }
+            if !(read || part.complete || time_ms >= newest.held_from) {
+                return Admitted::Unknown;
+            }
+        }
+        if let Err(total) = part.admit_names(names, limit) {
+            return Admitted::TooManyNames(total);
+        }
+        if !part.keys.insert(key) {
+            return Admitted::Duplicate;
+        }
+        self.entries += 1;
+        self.unflushed += 1;
+        part.unflushed += 1;
+        match &mut mark {
+            Some(Some(mark)) => mark.newest = mark.newest.max(time_ms),
+            Some(None) => {
+                if let Some(marks) = &mut self.watermarks {
+                    marks.insert(
+                        partition.0,
+                        Mark {
+                            newest: time_ms,
+                            ..Mark::EMPTY
+                        },
+                    );
+                }
+            }
+            None => {}
+        }
+        Admitted::New
+    }
+
     /// Counts off rows now in the sink, as (partition, message time, content
     /// hash) (any order; grouped by partition is faster). Their keys leave
     /// the memtable's: a complete partition keeps them as stored; in an
@@ -454,35 +569,6 @@ impl DedupIndex {
         }
     }
 
-    /// Records the name keys `names` (distinct: a message's names are) as
-    /// the partition's if that keeps it within `limit` distinct names; else
-    /// records nothing and says how many it would have.
-    pub(crate) fn admit_names(
-        &mut self,
-        partition: PartitionKey,
-        names: &[u64],
-        limit: usize,
-    ) -> Result<(), usize> {
-        let part = self.partitions.entry(partition).or_default();
-        if names.is_empty() {
-            return Ok(());
-        }
-        let signature = signature(names);
-        if part.last_names == Some(signature) {
-            return Ok(());
-        }
-        let new = names.iter().filter(|n| !part.names.contains(*n)).count();
-        let total = part.names.len() + new;
-        if new > 0 {
-            if total > limit {
-                return Err(total);
-            }
-            part.names.extend(names);
-        }
-        part.last_names = Some(signature);
-        Ok(())
-    }
-
     /// Forgets a key recorded by a write that then failed (its row never
     /// reached the memtable). The watermark may stay beyond it: it is then
     /// too high, which only sends more messages to a complete partition.
@@ -497,10 +583,17 @@ impl DedupIndex {
             }
         }
     }
-    /// Evicts least recently used partitions, except `keep`, until within
-    /// bounds; answers how many went. One with rows in the memtable stays,
-    /// and if complete is [`demote`](Self::demote)d instead (counted too).
-    pub(crate) fn shrink(&mut self, keep: &Set<PartitionKey>) -> usize {
+    /// The count of uses so far: partitions used after it are those with a
+    /// later [`last_used`](Partition::last_used).
+    pub(crate) fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Evicts least recently used partitions, except those used after
+    /// [`tick`](Self::tick) was `since` (a group's), until within bounds;
+    /// answers how many went. One with rows in the memtable stays, and if
+    /// complete is [`demote`](Self::demote)d instead (counted too).
+    pub(crate) fn shrink(&mut self, since: u64) -> usize {
         // Mostly memtable keys: little to evict (the next flush frees them).
         let evictable = self.entries.saturating_sub(self.unflushed as usize);
         if self.entries <= self.max_entries || evictable < self.max_entries / 4 {
@@ -510,7 +603,7 @@ impl DedupIndex {
         let mut by_age: Vec<(u64, PartitionKey)> = self
             .partitions
             .iter()
-            .filter(|(key, p)| (p.unflushed == 0 || p.complete) && !keep.contains(key))
+            .filter(|(_, p)| (p.unflushed == 0 || p.complete) && p.last_used <= since)
             .map(|(key, p)| (p.last_used, *key))
             .collect();
         by_age.sort_unstable();
@@ -592,23 +685,77 @@ mod tests {
 
     #[test]
     fn a_days_names_stay_within_the_limit_whatever_was_admitted_before() {
-        let mut index = DedupIndex::new(4, None, 0);
-        let p = (1, 10);
-        assert_eq!(index.admit_names(p, &[1, 2], 3), Ok(()));
+        let mut part = Partition::default();
+        assert_eq!(part.admit_names(&[1, 2], 3), Ok(()));
         // The same names again: settled by the last message's signature.
-        assert_eq!(index.admit_names(p, &[1, 2], 3), Ok(()));
+        assert_eq!(part.admit_names(&[1, 2], 3), Ok(()));
         // One name new, one known: still looked up name by name.
-        assert_eq!(index.admit_names(p, &[1, 5], 2), Err(3));
-        assert_eq!(index.admit_names(p, &[1, 2, 3], 3), Ok(()));
-        assert_eq!(index.admit_names(p, &[4], 3), Err(4));
-        assert_eq!(index.admit_names(p, &[1, 2, 3], 3), Ok(()));
-        assert_eq!(index.admit_names(p, &[2, 1], 3), Ok(()), "a known pair");
+        assert_eq!(part.admit_names(&[1, 5], 2), Err(3));
+        assert_eq!(part.admit_names(&[1, 2, 3], 3), Ok(()));
+        assert_eq!(part.admit_names(&[4], 3), Err(4));
+        assert_eq!(part.admit_names(&[1, 2, 3], 3), Ok(()));
+        assert_eq!(part.admit_names(&[2, 1], 3), Ok(()), "a known pair");
         assert_eq!(
-            index.admit_names(p, &[], 0),
+            part.admit_names(&[], 0),
             Ok(()),
             "no names: nothing to admit"
         );
-        assert_eq!(index.admit_names(p, &[3, 6], 3), Err(4));
+        assert_eq!(part.admit_names(&[3, 6], 3), Err(4));
+    }
+
+    /// `admit` settles a message as `known` does, and records it as
+    /// `insert` does only when new and within its names' limit.
+    #[test]
+    fn admit_settles_checks_names_and_records_in_one_go() {
+        let (p, q) = ((1, 0), (2, 0));
+        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])), 0);
+        assert_eq!(
+            index.admit(p, 2_000, 1, &[], 5, false),
+            Admitted::Unknown,
+            "not loaded"
+        );
+        index.load(p, None, [7]);
+        // Newer than the tracker's newest: new, recorded, the mark raised.
+        assert_eq!(index.admit(p, 2_000, 1, &[7], 5, false), Admitted::New);
+        assert_eq!(index.known(p, 2_000, 1), Known::Duplicate);
+        assert_eq!(
+            index.admit(p, 2_000, 1, &[7], 5, false),
+            Admitted::Duplicate
+        );
+        assert_eq!(
+            index.admit(p, 1_999, 2, &[], 5, false),
+            Admitted::New,
+            "held since"
+        );
+        // At or before the newest stored at start: the sink must be read.
+        assert_eq!(index.admit(p, 1_000, 3, &[], 5, false), Admitted::Unknown);
+        assert_eq!(index.admit(p, 1_000, 3, &[], 5, true), Admitted::New);
+        assert_eq!(index.admit(p, 1_000, 3, &[], 5, true), Admitted::Duplicate);
+        // Over the names' limit: refused, nothing recorded.
+        assert_eq!(
+            index.admit(p, 3_000, 4, &[7, 8, 9], 2, false),
+            Admitted::TooManyNames(3)
+        );
+        assert_eq!(index.known(p, 3_000, 4), Known::New);
+        assert_eq!(index.admit(p, 3_000, 4, &[7, 8], 2, false), Admitted::New);
+        assert_eq!(
+            index.admit(p, 3_001, 5, &[9], 2, false),
+            Admitted::TooManyNames(3)
+        );
+        assert_eq!(index.entries(), 4);
+        // A tracker with nothing stored: new, and its mark starts there.
+        index.load(q, None, []);
+        assert_eq!(index.admit(q, 50, 1, &[], 5, false), Admitted::New);
+        assert_eq!(index.admit(q, 50, 1, &[], 5, false), Admitted::Duplicate);
+        assert_eq!(index.admit(q, 40, 1, &[], 5, false), Admitted::New);
+        // Without marks (ClickHouse) only a complete partition settles.
+        let mut index = DedupIndex::new(100, None, 0);
+        index.load(p, None, []);
+        assert_eq!(index.admit(p, 5, 1, &[], 5, false), Admitted::Unknown);
+        index.load(p, Some(vec![(5, 1)]), []);
+        assert_eq!(index.admit(p, 5, 1, &[], 5, false), Admitted::Duplicate);
+        assert_eq!(index.admit(p, 5, 2, &[], 5, false), Admitted::New);
+        assert_eq!(index.entries(), 2);
     }
 
     /// A key keeps 32 bits of its time, yet gives back the whole time of
@@ -645,7 +792,7 @@ mod tests {
         index.load(p, Some(stored), []);
         assert!(index.insert(p, 200, 99));
         assert_eq!(index.entries(), 12);
-        assert_eq!(index.shrink(&Set::default()), 1);
+        assert_eq!(index.shrink(index.tick()), 1);
         assert!(index.is_loaded(p) && !index.is_complete(p));
         assert_eq!(index.entries(), 2, "the memtable key and the recent one");
         assert_eq!(index.known(p, 200, 99), Known::Duplicate);
@@ -666,10 +813,11 @@ mod tests {
         assert_eq!(index.known((1, 10), 100, 8), Known::New);
         assert!(index.insert((1, 10), 100, 8), "same second, other content");
         assert!(!index.insert((1, 10), 100, 8));
+        // Partitions used after `since` (this group's) stay.
+        let since = index.tick();
         index.load((2, 10), Some(vec![(1, 1), (2, 2), (3, 3)]), []);
         assert_eq!(index.entries(), 5);
-        let keep = Set::from_iter([(2, 10)]);
-        assert_eq!(index.shrink(&keep), 1, "demoted");
+        assert_eq!(index.shrink(since), 1, "demoted");
         assert!(
             index.is_loaded((1, 10)) && !index.is_complete((1, 10)),
             "a partition with a row in the memtable stays, incomplete"
@@ -683,7 +831,11 @@ mod tests {
         index.flushed(&[]);
         assert!(index.is_loaded((1, 10)), "a complete partition stays");
         assert_eq!(index.entries(), 5);
-        assert_eq!(index.shrink(&keep), 1);
+        // (1, 10) was used last, yet not since: the least recently used
+        // that is not of the group goes, and only it.
+        let since = index.tick();
+        index.load((2, 10), None, []);
+        assert_eq!(index.shrink(since), 1);
         assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
         assert_eq!(index.entries(), 3);
     }
@@ -761,7 +913,7 @@ mod tests {
         assert_eq!(index.known(p, 5_000, 1), Known::Unknown);
         assert_eq!(index.entries(), 2);
         // Evicted (over its one key), what was held must be read again.
-        assert_eq!(index.shrink(&Set::default()), 1);
+        assert_eq!(index.shrink(index.tick()), 1);
         assert_eq!(index.known(p, 50_000, 50_000), Known::Unknown);
         assert_eq!(index.known(p, 100_000, 100_000), Known::Unknown);
         assert_eq!(index.known(p, 100_001, 1), Known::New);

@@ -16,7 +16,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{Command, Shared, WriteOutcome};
 use crate::batch::Prepared;
-use crate::dedup::{DedupIndex, Known, Needs, PartitionKey, Set};
+use crate::dedup::{Admitted, DedupIndex, Needs, PartitionKey};
 use crate::line::Limit;
 use crate::metrics::Stage;
 use crate::wal::{HEAL_PAUSE, Wal};
@@ -182,28 +182,29 @@ fn too_many_names(total: usize, limit: usize) -> String {
     )
 }
 
-/// Loads, in one go before the group is looked at, the partitions its
-/// messages need: the names of those not in the index, and the keys of
-/// those with messages the index cannot settle (late ones, retransmissions
-/// of flushed ones). Returns the partitions the group touches, and for each
-/// message whether the index knew it new before the group.
-fn load_needed(
+/// Loads, in one go, what the messages of `writes` from message `from` of
+/// the first on need: the names of the partitions not in the index, and the
+/// keys of those with messages the index cannot settle (late ones,
+/// retransmissions of flushed ones). Called at the first message of a
+/// group the index cannot settle, so one read serves the rest of it.
+fn load_ahead(
     shared: &Shared,
     dedup: &mut DedupIndex,
     writes: &[Prepared],
-) -> Result<(Set<PartitionKey>, Vec<bool>)> {
-    let mut settled = Vec::with_capacity(writes.iter().map(|write| write.keys().len()).sum());
-    // Hashed with foldhash: SipHash over every message's key showed in the writer's profile.
-    let mut touched: Set<PartitionKey> = Set::default();
+    from: usize,
+) -> Result<()> {
     let mut needs = Needs::default();
-    for &(partition, time, hash) in writes.iter().flat_map(Prepared::keys) {
-        touched.insert(partition);
-        settled.push(dedup.known_noting(partition, time, hash, &mut needs) == Known::New);
+    let rest = writes
+        .iter()
+        .enumerate()
+        .flat_map(|(at, write)| write.keys().iter().skip(if at == 0 { from } else { 0 }));
+    for &(partition, time, hash) in rest {
+        dedup.known_noting(partition, time, hash, &mut needs);
     }
-    if !needs.partitions.is_empty() {
-        shared.load_partitions(dedup, &needs.partitions, &needs.complete)?;
+    if needs.partitions.is_empty() {
+        return Ok(());
     }
-    Ok((touched, settled))
+    shared.load_partitions(dedup, &needs.partitions, &needs.complete)
 }
 
 /// Deduplicates, appends and syncs the group, adds it to the memtable.
@@ -216,44 +217,40 @@ fn store(
     let group = writes.len();
     let begun = Instant::now();
     let mut outcomes = Vec::with_capacity(writes.len());
-    // Each write with the indices of the messages it keeps.
-    let mut kept: Vec<(Prepared, Vec<usize>)> = Vec::with_capacity(writes.len());
+    // The indices of the messages each write keeps.
+    let mut kept_at: Vec<Vec<usize>> = Vec::with_capacity(writes.len());
     {
         let mut dedup = shared.dedup.lock();
-        let (touched, settled) = load_needed(shared, &mut dedup, &writes)?;
-        let mut settled = settled.into_iter();
+        // Partitions used from here on are the group's: not evicted after it.
+        let since = dedup.tick();
+        let mut read_ahead = false;
         let limit = shared.config.max_inner_names_per_day;
-        for write in writes {
+        for (at, write) in writes.iter().enumerate() {
             let mut kept_here = Vec::with_capacity(write.keys().len());
             let mut rejected = Vec::new();
             let sent = write.keys().len();
             for (index, &(partition, time, hash)) in write.keys().iter().enumerate() {
-                // New when the group began: only a copy earlier in the
-                // group can have made it known since, which `insert` below
-                // finds (no second look-up for the usual message).
-                let was_new = settled.next() == Some(true);
-                match if was_new {
-                    Known::New
-                } else {
-                    dedup.known(partition, time, hash)
-                } {
-                    Known::Duplicate => continue,
-                    Known::New => {}
-                    Known::Unknown => {
-                        let one = HashSet::from([partition]);
-                        shared.load_partitions(&mut dedup, &one, &one)?;
-                        if dedup.known(partition, time, hash) == Known::Duplicate {
-                            continue;
-                        }
+                let names = write.names(index);
+                let mut admitted = dedup.admit(partition, time, hash, names, limit, false);
+                if admitted == Admitted::Unknown && !read_ahead {
+                    // The first message the index cannot settle: one read
+                    // for the whole rest of the group.
+                    read_ahead = true;
+                    load_ahead(shared, &mut dedup, &writes[at..], index)?;
+                    admitted = dedup.admit(partition, time, hash, names, limit, false);
+                }
+                if admitted == Admitted::Unknown {
+                    let one = HashSet::from([partition]);
+                    shared.load_partitions(&mut dedup, &one, &one)?;
+                    admitted = dedup.admit(partition, time, hash, names, limit, true);
+                }
+                match admitted {
+                    Admitted::New => {}
+                    Admitted::Duplicate | Admitted::Unknown => continue,
+                    Admitted::TooManyNames(total) => {
+                        rejected.push((index, too_many_names(total, limit)));
+                        continue;
                     }
-                }
-                if let Err(total) = dedup.admit_names(partition, write.names(index), limit) {
-                    rejected.push((index, too_many_names(total, limit)));
-                    continue;
-                }
-                if !dedup.insert(partition, time, hash) {
-                    // A copy of a message earlier in the group.
-                    continue;
                 }
                 recorded.push((partition, time, hash));
                 kept_here.push(index);
@@ -271,14 +268,20 @@ fn store(
                 let mut head = [0; 10];
                 let parts = write.record_parts(&kept_here, &mut head)?;
                 wal.append_parts(&parts).map_err(Error::Wal)?;
-                kept.push((write, kept_here));
             }
+            kept_at.push(kept_here);
         }
-        let evicted = dedup.shrink(&touched);
+        let evicted = dedup.shrink(since);
         shared.metrics.dedup_evictions.inc_by(evicted as u64);
         shared.metrics.dedup_entries.set(dedup.entries() as i64);
     }
     shared.metrics.observe_stage(Stage::GroupDedupAppend, begun);
+    // Each write that keeps messages, with their indices.
+    let kept: Vec<(Prepared, Vec<usize>)> = writes
+        .into_iter()
+        .zip(kept_at)
+        .filter(|(_, indices)| !indices.is_empty())
+        .collect();
     let duplicates: usize = outcomes.iter().map(|o| o.duplicates).sum();
     let rows = kept.iter().map(|(_, indices)| indices.len()).sum::<usize>();
     if !kept.is_empty() {
