@@ -66,10 +66,119 @@ impl Key {
     }
 }
 
+/// The keys of a partition's memtable rows. A tracker's messages mostly
+/// come in time order, so they are kept in a run sorted by time (and hash)
+/// that a new one is appended to, with the few that come out of order in a
+/// set beside it. An append writes where the last one did, a cache line
+/// likely still cached; an insert into a set of thousands of partitions'
+/// keys was a cache miss a message, most of the writer thread's dedup.
+/// Looking one up is a binary search, needed only for a message at or
+/// before its tracker's newest.
+#[derive(Debug, Default)]
+struct MemKeys {
+    /// In order of [`MemKeys::order`].
+    run: Vec<Key>,
+    /// Those that came after a later one.
+    late: Set<Key>,
+}
+
+impl MemKeys {
+    /// A key's place in the run of a partition of day `day`: its time
+    /// within the day, then its hash.
+    #[inline]
+    fn order(key: &Key, day: i64) -> (u32, u64) {
+        // The low bits of the day's start; a key's time within the day.
+        let base = (day * DAY_MS) as u32;
+        let Key { time, hash } = *key;
+        (time.wrapping_sub(base), hash)
+    }
+
+    fn len(&self) -> usize {
+        self.run.len() + self.late.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Key> {
+        self.run.iter().chain(&self.late)
+    }
+
+    fn contains(&self, key: &Key, day: i64) -> bool {
+        let order = Self::order(key, day);
+        let in_run = match (self.run.first(), self.run.last()) {
+            (Some(first), Some(last)) => {
+                Self::order(first, day) <= order
+                    && order <= Self::order(last, day)
+                    && self
+                        .run
+                        .binary_search_by(|k| Self::order(k, day).cmp(&order))
+                        .is_ok()
+            }
+            _ => false,
+        };
+        in_run || (!self.late.is_empty() && self.late.contains(key))
+    }
+
+    /// Adds `key`; `false` when it was there.
+    #[inline]
+    fn insert(&mut self, key: Key, day: i64) -> bool {
+        match self.run.last() {
+            Some(last) if Self::order(last, day) >= Self::order(&key, day) => {
+                !self.contains(&key, day) && self.late.insert(key)
+            }
+            // After the run's newest: new unless it came late once, when
+            // the run went further (its newer keys have left since).
+            _ if !self.late.is_empty() && self.late.contains(&key) => false,
+            _ => {
+                self.run.push(key);
+                true
+            }
+        }
+    }
+
+    /// Takes `key` out; `false` when it was not there.
+    fn remove(&mut self, key: &Key, day: i64) -> bool {
+        let order = Self::order(key, day);
+        match self
+            .run
+            .binary_search_by(|k| Self::order(k, day).cmp(&order))
+        {
+            Ok(at) => {
+                self.run.remove(at);
+                true
+            }
+            Err(_) => self.late.remove(key),
+        }
+    }
+
+    /// Takes out those of `gone` it holds (in any order), in one pass over
+    /// the run; answers them.
+    fn take(&mut self, mut gone: Vec<Key>, day: i64) -> Vec<Key> {
+        gone.sort_unstable_by_key(|key| Self::order(key, day));
+        let mut taken = Vec::with_capacity(gone.len());
+        let mut not_in_run = Vec::new();
+        let mut next = gone.iter().peekable();
+        self.run.retain(|key| {
+            let order = Self::order(key, day);
+            while let Some(g) = next.next_if(|g| Self::order(g, day) < order) {
+                not_in_run.push(*g);
+            }
+            let is_gone = next.next_if(|g| Self::order(g, day) == order).is_some();
+            if is_gone {
+                taken.push(*key);
+            }
+            !is_gone
+        });
+        not_in_run.extend(next);
+        if !self.late.is_empty() {
+            taken.extend(not_in_run.into_iter().filter(|key| self.late.remove(key)));
+        }
+        taken
+    }
+}
+
 #[derive(Debug, Default)]
 struct Partition {
     /// Keys of its memtable rows.
-    keys: Set<Key>,
+    keys: MemKeys,
     /// Keys of flushed rows of an incomplete partition still within the
     /// recent window of its tracker's watermark.
     held: Set<Key>,
@@ -116,10 +225,11 @@ impl Partition {
         self.keys.len() + self.held.len() + self.stored.len()
     }
 
-    /// Whether it holds `key` as a memtable row's or a stored row's.
+    /// Whether it holds `key` as a memtable row's or a stored row's; it is
+    /// of day `day`.
     #[inline]
-    fn holds(&self, key: &Key) -> bool {
-        self.keys.contains(key)
+    fn holds(&self, key: &Key, day: i64) -> bool {
+        self.keys.contains(key, day)
             || (!self.held.is_empty() && self.held.contains(key))
             || (!self.stored.is_empty() && self.stored.contains(key))
     }
@@ -303,7 +413,7 @@ impl DedupIndex {
     /// Whether the message is stored, from what the index holds.
     #[cfg(test)]
     pub(crate) fn known(&self, partition: PartitionKey, time_ms: i64, hash: u64) -> Known {
-        self.known_in(self.partitions.get(&partition), partition.0, time_ms, hash)
+        self.known_in(self.partitions.get(&partition), partition, time_ms, hash)
     }
 
     /// [`known`](Self::known), noting in `needs` what must be read from
@@ -317,7 +427,7 @@ impl DedupIndex {
         needs: &mut Needs,
     ) -> Known {
         let part = self.partitions.get(&partition);
-        let known = self.known_in(part, partition.0, time_ms, hash);
+        let known = self.known_in(part, partition, time_ms, hash);
         if part.is_none() || known == Known::Unknown {
             needs.partitions.insert(partition);
         }
@@ -327,7 +437,13 @@ impl DedupIndex {
         known
     }
 
-    fn known_in(&self, part: Option<&Partition>, tracker: i64, time_ms: i64, hash: u64) -> Known {
+    fn known_in(
+        &self,
+        part: Option<&Partition>,
+        (tracker, day): PartitionKey,
+        time_ms: i64,
+        hash: u64,
+    ) -> Known {
         let mark = self.mark(tracker);
         // Newer than every row its tracker has stored: no key can match, and
         // none is looked up (a live fleet's usual message; the look-up was
@@ -335,7 +451,7 @@ impl DedupIndex {
         if mark.is_some_and(|mark| time_ms > mark.newest) {
             return Known::New;
         }
-        if part.is_some_and(|p| p.holds(&Key::new(time_ms, hash))) {
+        if part.is_some_and(|p| p.holds(&Key::new(time_ms, hash), day)) {
             return Known::Duplicate;
         }
         let held_from = mark.map_or(i64::MAX, |mark| mark.held_from);
@@ -408,7 +524,7 @@ impl DedupIndex {
         let tick = self.tick;
         let part = self.partitions.entry(partition).or_default();
         part.last_used = tick;
-        let new = part.keys.insert(Key::new(time_ms, hash));
+        let new = part.keys.insert(Key::new(time_ms, hash), partition.1);
         if new {
             self.entries += 1;
             self.unflushed += 1;
@@ -461,7 +577,7 @@ impl DedupIndex {
             },
         };
         if time_ms <= newest.newest {
-            if part.holds(&key) {
+            if part.holds(&key, partition.1) {
                 return Admitted::Duplicate;
             }
             if !(read || part.complete || time_ms >= newest.held_from) {
@@ -471,7 +587,7 @@ impl DedupIndex {
         if let Err(total) = part.admit_names(names, limit) {
             return Admitted::TooManyNames(total);
         }
-        if !part.keys.insert(key) {
+        if !part.keys.insert(key, partition.1) {
             return Admitted::Duplicate;
         }
         self.entries += 1;
@@ -533,23 +649,17 @@ impl DedupIndex {
         part.unflushed -= rows;
         self.unflushed -= rows;
         let before = part.entries();
+        let day = partition.1;
+        let gone = keys.map(|(time, hash)| Key::new(time, hash)).collect();
+        let taken = part.keys.take(gone, day);
         if part.complete {
-            for (time, hash) in keys {
-                let key = Key::new(time, hash);
-                if part.keys.remove(&key) {
-                    part.stored.insert(key);
-                }
-            }
+            part.stored.extend(taken);
             self.entries = self.entries + part.entries() - before;
             return;
         }
         let mut newest_dropped = None;
-        let day = partition.1;
-        for (time, hash) in keys {
-            let key = Key::new(time, hash);
-            if part.keys.remove(&key) {
-                part.hold_or_drop(key, time, cutoff, &mut newest_dropped);
-            }
+        for key in taken {
+            part.hold_or_drop(key, key.time_ms(day), cutoff, &mut newest_dropped);
         }
         part.held.retain(|key| {
             let time = key.time_ms(day);
@@ -574,7 +684,7 @@ impl DedupIndex {
     /// too high, which only sends more messages to a complete partition.
     pub(crate) fn remove(&mut self, partition: PartitionKey, time_ms: i64, hash: u64) {
         if let Some(part) = self.partitions.get_mut(&partition) {
-            if part.keys.remove(&Key::new(time_ms, hash)) {
+            if part.keys.remove(&Key::new(time_ms, hash), partition.1) {
                 self.entries -= 1;
                 if part.unflushed > 0 {
                     self.unflushed -= 1;
@@ -701,6 +811,88 @@ mod tests {
             "no names: nothing to admit"
         );
         assert_eq!(part.admit_names(&[3, 6], 3), Err(4));
+    }
+
+    /// Memtable keys hold what a set would, whatever order they come,
+    /// go and are taken out in.
+    mod mem_keys {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Insert(u32, u8),
+            Remove(u32, u8),
+            Take(Vec<(u32, u8)>),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            // Few distinct times and hashes, so that keys meet.
+            let key = (0..40u32, 0..3u8);
+            prop_oneof![
+                6 => key.clone().prop_map(|(t, h)| Op::Insert(t, h)),
+                1 => key.clone().prop_map(|(t, h)| Op::Remove(t, h)),
+                1 => proptest::collection::vec(key, 0..8).prop_map(Op::Take),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn they_behave_as_a_set(
+                day in prop_oneof![Just(-1i64), Just(0), Just(20_000)],
+                ops in proptest::collection::vec(op(), 1..120),
+            ) {
+                let base = day * DAY_MS;
+                let key = |t: u32, h: u8| {
+                    // Times near both ends of the day.
+                    let offset = if t % 2 == 0 { i64::from(t) } else { DAY_MS - 1 - i64::from(t) };
+                    Key::new(base + offset, u64::from(h))
+                };
+                let mut keys = MemKeys::default();
+                let mut model: HashSet<(u32, u64)> = HashSet::new();
+                let id = |k: Key| MemKeys::order(&k, day);
+                for op in ops {
+                    match op {
+                        Op::Insert(t, h) => {
+                            let k = key(t, h);
+                            prop_assert_eq!(keys.insert(k, day), model.insert(id(k)));
+                        }
+                        Op::Remove(t, h) => {
+                            let k = key(t, h);
+                            prop_assert_eq!(keys.remove(&k, day), model.remove(&id(k)));
+                        }
+                        Op::Take(gone) => {
+                            let gone: Vec<Key> = gone.into_iter().map(|(t, h)| key(t, h)).collect();
+                            let mut expected: Vec<(u32, u64)> = gone
+                                .iter()
+                                .map(|&k| id(k))
+                                .collect::<HashSet<_>>()
+                                .into_iter()
+                                .filter(|k| model.remove(k))
+                                .collect();
+                            let mut taken: Vec<(u32, u64)> =
+                                keys.take(gone, day).into_iter().map(id).collect();
+                            expected.sort_unstable();
+                            taken.sort_unstable();
+                            prop_assert_eq!(taken, expected);
+                        }
+                    }
+                    prop_assert_eq!(keys.len(), model.len());
+                    prop_assert!(keys.run.windows(2).all(|w| id(w[0]) < id(w[1])));
+                    for t in 0..40 {
+                        for h in 0..3 {
+                            let k = key(t, h);
+                            prop_assert_eq!(keys.contains(&k, day), model.contains(&id(k)));
+                        }
+                    }
+                }
+                let mut all: Vec<(u32, u64)> = keys.iter().map(|&k| id(k)).collect();
+                all.sort_unstable();
+                let mut expected: Vec<(u32, u64)> = model.into_iter().collect();
+                expected.sort_unstable();
+                prop_assert_eq!(all, expected);
+            }
+        }
     }
 
     /// `admit` settles a message as `known` does, and records it as
