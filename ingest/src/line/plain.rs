@@ -58,6 +58,31 @@ fn stops(word: u64) -> u64 {
         | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
 }
 
+/// Powers of ten that `f64` holds exactly.
+const EXACT_POWERS: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// `mantissa` × 10^`power` when both are exact in an `f64` (a mantissa up
+/// to 2^53, a power of ten up to 10^22): one multiplication or division of
+/// exact operands, which IEEE 754 rounds correctly, so the nearest `f64`,
+/// as a full parse gives it (Clinger's fast path; the usual coordinate,
+/// speed or input value). `None` otherwise.
+#[inline]
+fn exact_float(mantissa: u64, power: i64) -> Option<f64> {
+    if mantissa > 1 << 53 {
+        return None;
+    }
+    let scale = *EXACT_POWERS.get(usize::try_from(power.unsigned_abs()).ok()?)?;
+    let mantissa = mantissa as f64;
+    Some(if power < 0 {
+        mantissa / scale
+    } else {
+        mantissa * scale
+    })
+}
+
 /// A position in a line.
 struct Reader<'a> {
     text: &'a str,
@@ -188,11 +213,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Digits from here on; how many.
+    /// Digits from here on, folded into `value` (wrapping: the caller
+    /// counts them); how many.
     #[inline]
-    fn digits(&mut self) -> usize {
+    fn digits(&mut self, value: &mut u64) -> usize {
         let start = self.at;
-        while matches!(self.peek(), Some(b'0'..=b'9')) {
+        while let Some(digit @ b'0'..=b'9') = self.peek() {
+            *value = value.wrapping_mul(10).wrapping_add(u64::from(digit - b'0'));
             self.at += 1;
         }
         self.at - start
@@ -201,9 +228,9 @@ impl<'a> Reader<'a> {
     /// A number in JSON's grammar, read as serde_json reads it: an integer
     /// as `Int` (negative zero as the float `-0.0`), anything with a
     /// fraction or an exponent as the nearest `f64` (serde_json's
-    /// `float_roundtrip` and Rust's parser both round correctly). Numbers
-    /// of more than 19 integer digits and floats beyond `f64` are left to
-    /// serde.
+    /// `float_roundtrip` and Rust's parser both round correctly, and so
+    /// does [`exact_float`]). Numbers of more than 19 integer digits and
+    /// floats beyond `f64` are left to serde.
     #[inline(always)]
     fn number(&mut self) -> Option<RawScalar<'a>> {
         let start = self.at;
@@ -212,7 +239,9 @@ impl<'a> Reader<'a> {
             self.at += 1;
         }
         let int_start = self.at;
-        let int_digits = self.digits();
+        // The digits of the integer and the fraction, as one integer.
+        let mut mantissa = 0;
+        let int_digits = self.digits(&mut mantissa);
         if int_digits == 0 || int_digits > 19 {
             return None;
         }
@@ -220,30 +249,55 @@ impl<'a> Reader<'a> {
             return None;
         }
         let mut float = false;
+        let mut fraction_digits = 0;
         if self.peek() == Some(b'.') {
             self.at += 1;
-            if self.digits() == 0 {
+            fraction_digits = self.digits(&mut mantissa);
+            if fraction_digits == 0 {
                 return None;
             }
             float = true;
         }
+        let mut exponent: Option<i64> = Some(0);
         if matches!(self.peek(), Some(b'e' | b'E')) {
             self.at += 1;
+            let negative_exponent = self.peek() == Some(b'-');
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.at += 1;
             }
-            if self.digits() == 0 {
+            let mut written = 0;
+            let exponent_digits = self.digits(&mut written);
+            if exponent_digits == 0 {
                 return None;
             }
+            // Beyond 19 digits `written` wrapped: left to the full parse.
+            exponent = (exponent_digits <= 18)
+                .then(|| i64::try_from(written).ok())
+                .flatten()
+                .map(|e| if negative_exponent { -e } else { e });
             float = true;
         }
-        let text = self.text.get(start..self.at)?;
         if float {
-            let value: f64 = text.parse().ok()?;
+            let exact = exponent.and_then(|exponent| {
+                let digits = int_digits + fraction_digits;
+                let power = exponent.checked_sub(i64::try_from(fraction_digits).ok()?)?;
+                (digits <= 19)
+                    .then(|| exact_float(mantissa, power))
+                    .flatten()
+            });
+            let value = match exact {
+                Some(value) => value,
+                None => self.text.get(start..self.at)?.parse().ok()?,
+            };
+            let value = if negative && exact.is_some() {
+                -value
+            } else {
+                value
+            };
             return value.is_finite().then_some(RawScalar::Float(value));
         }
-        // At most 19 digits: within u64. Signed as serde_json signs it.
-        let magnitude: u64 = self.text.get(int_start..self.at)?.parse().ok()?;
+        // At most 19 digits: within u64, no wrapping. Signed as serde_json signs it.
+        let magnitude = mantissa;
         Some(if negative {
             let negated = (magnitude as i64).wrapping_neg();
             if negated >= 0 {
@@ -313,7 +367,86 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::stops;
+    use super::{RawScalar, Reader, stops};
+    use proptest::prelude::*;
+
+    /// A number as the reader reads it.
+    fn number(text: &str) -> Option<RawScalar<'_>> {
+        let mut reader = Reader {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+        };
+        let number = reader.number()?;
+        (reader.at == text.len()).then_some(number)
+    }
+
+    /// Floats read on the exact path are the nearest `f64`, bit for bit
+    /// what a full parse gives, at and around its limits (2^53, 10^22, 19
+    /// digits) and far beyond them.
+    #[test]
+    fn floats_are_the_nearest_f64_whichever_path_reads_them() {
+        let check = |text: &str| {
+            let expected: f64 = text.parse().unwrap_or(f64::NAN);
+            match number(text) {
+                Some(RawScalar::Float(value)) => {
+                    assert_eq!(value.to_bits(), expected.to_bits(), "{text}");
+                }
+                Some(other) => panic!("{text}: read as {other:?}"),
+                None => assert!(!expected.is_finite(), "{text}: not read"),
+            }
+        };
+        for text in [
+            "0.0",
+            "-0.0",
+            "1.5",
+            "-1.5",
+            "43.2512345",
+            "76.9512345",
+            "0.1",
+            "0.30000000000000004",
+            "9007199254740992.0",
+            "9007199254740993.0",
+            "9007199254740993e0",
+            "123456789012345678.9",
+            "1234567890123456789.0",
+            "0.0000000000000000001",
+            "1e22",
+            "1e23",
+            "1.7976931348623157e308",
+            "1e309",
+            "-1e309",
+            "5e-324",
+            "1e-400",
+            "2.2250738585072014e-308",
+            "1E5",
+            "1e+5",
+            "1e-5",
+            "123e-22",
+            "123e-23",
+            "0e0",
+            "0.5e1",
+            "4.35e-1",
+            "1e0000000000000000001",
+            "1e-0000000000000000000001",
+        ] {
+            check(text);
+        }
+        proptest!(|(
+            int in 0u64..100_000_000_000,
+            fraction in "[0-9]{1,12}",
+            exponent in proptest::option::of(-30i32..30),
+            negative: bool,
+        )| {
+            let sign = if negative { "-" } else { "" };
+            let text = match exponent {
+                Some(e) => format!("{sign}{int}.{fraction}e{e}"),
+                None => format!("{sign}{int}.{fraction}"),
+            };
+            let expected: f64 = text.parse().unwrap_or(f64::NAN);
+            prop_assert_eq!(number(&text), Some(RawScalar::Float(expected)), "{}", text);
+        });
+    }
 
     /// The first byte `stops` marks is exactly the first quote, backslash
     /// or control character, wherever it is and whatever follows it;
