@@ -160,6 +160,27 @@ pub(crate) fn parse_line_serde(bytes: &[u8], rules: &LineRules) -> Result<Parsed
     })
 }
 
+/// [`parse_line`] of each of `lines` in turn, sharing what a body's lines
+/// share (the lists, and the plain reader's member order with them) (tests).
+#[cfg(test)]
+pub(crate) fn parse_lines(
+    lines: &[Vec<u8>],
+    rules: &LineRules,
+) -> Vec<Result<ParsedLine, LineError>> {
+    let (mut lists, mut rows, mut kept) = (Lists::default(), Rows::default(), 0);
+    lines
+        .iter()
+        .map(|bytes| {
+            let tracker = parse_line_into(bytes, rules, &mut lists, &mut rows)?;
+            kept += 1;
+            Ok(ParsedLine {
+                tracker,
+                message: rows.message(kept - 1),
+            })
+        })
+        .collect()
+}
+
 /// Whether the plain reader takes `bytes` (tests).
 #[cfg(test)]
 pub(crate) fn plain_reads(bytes: &[u8], rules: &LineRules) -> bool {

@@ -158,6 +158,40 @@ impl<'a> Reader<'a> {
         Some(text)
     }
 
+    /// Whether the next key (after any whitespace) is `name`, a name
+    /// without escapes: if so, takes it.
+    #[inline]
+    fn next_key_is(&mut self, name: &str) -> bool {
+        self.whitespace();
+        let end = self.at + name.len() + 2;
+        let is = self.bytes.get(self.at..end).is_some_and(|quoted| {
+            quoted[0] == b'"'
+                && quoted[quoted.len() - 1] == b'"'
+                && &quoted[1..quoted.len() - 1] == name.as_bytes()
+        });
+        if is {
+            self.at = end;
+        }
+        is
+    }
+
+    /// The member whose name comes next and the colon after it, looked
+    /// for first as the `position`th member of the last line (`order`,
+    /// updated from this line's members when they differ).
+    #[inline]
+    fn member(&mut self, order: &mut Vec<Member>, position: usize) -> Option<Member> {
+        if let Some(&expected) = order.get(position) {
+            if self.next_key_is(expected.name()) {
+                self.eat(b':')?;
+                return Some(expected);
+            }
+        }
+        let member = Member::from_name(self.key()?)?;
+        order.truncate(position);
+        order.push(member);
+        Some(member)
+    }
+
     /// A member or key name and the colon after it.
     #[inline]
     fn key(&mut self) -> Option<&'a str> {
@@ -317,9 +351,11 @@ impl<'a> Reader<'a> {
         let mut seen = 0_u32;
         self.eat(b'{')?;
         let mut first = true;
+        let mut position = 0;
         while self.more(first)? {
             first = false;
-            let member = Member::from_name(self.key()?)?;
+            let member = self.member(&mut lists.order, position)?;
+            position += 1;
             if seen & member.bit() != 0 {
                 return None;
             }

@@ -210,6 +210,11 @@ pub(crate) struct Lists {
     pub(super) discrete_outputs: Vec<(u16, u8)>,
     pub(super) inputs: Vec<(Name, f64)>,
     pub(super) states: Vec<(Name, StateValue)>,
+    /// The members of the last line the plain reader read, in its order:
+    /// the next line's are most likely the same (a producer writes its
+    /// lines alike), so each is first looked for where it is expected.
+    /// Kept by [`Lists::clear`].
+    pub(super) order: Vec<Member>,
 }
 
 impl Lists {

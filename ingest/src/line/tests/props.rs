@@ -55,6 +55,23 @@ enum Mutation {
     Delete(usize),
 }
 
+fn mutate(bytes: &mut Vec<u8>, mutation: &Mutation) {
+    match *mutation {
+        Mutation::Replace(at, b) => {
+            let len = bytes.len().max(1);
+            if let Some(slot) = bytes.get_mut(at % len) {
+                *slot = b;
+            }
+        }
+        Mutation::Insert(at, b) => bytes.insert(at % (bytes.len() + 1), b),
+        Mutation::Delete(at) => {
+            if !bytes.is_empty() {
+                bytes.remove(at % bytes.len());
+            }
+        }
+    }
+}
+
 fn arb_mutation() -> impl Strategy<Value = Mutation> {
     let byte = prop::sample::select(&b"{}[]\":,.-+0123456789eEtfnulZT _\\\xff\x00"[..]);
     prop_oneof![
@@ -78,21 +95,8 @@ proptest! {
     #[test]
     fn mutated_lines_never_panic(mutations in prop::collection::vec(arb_mutation(), 1..6)) {
         let mut bytes = FULL_LINE.as_bytes().to_vec();
-        for mutation in mutations {
-            match mutation {
-                Mutation::Replace(at, b) => {
-                    let len = bytes.len().max(1);
-                    if let Some(slot) = bytes.get_mut(at % len) {
-                        *slot = b;
-                    }
-                }
-                Mutation::Insert(at, b) => bytes.insert(at % (bytes.len() + 1), b),
-                Mutation::Delete(at) => {
-                    if !bytes.is_empty() {
-                        bytes.remove(at % bytes.len());
-                    }
-                }
-            }
+        for mutation in &mutations {
+            mutate(&mut bytes, mutation);
         }
         check_any(&bytes)?;
     }
@@ -110,6 +114,39 @@ proptest! {
         // Only an escape (a state's or device id's quote or backslash) makes
         // a rendered line unusual: every other one is read without serde.
         prop_assert_eq!(plain_reads(line.as_bytes(), &backfill()), !line.contains('\\'), "{}", line);
+    }
+
+    /// A body's lines share the plain reader's guess of their members'
+    /// order: lines in one order, in others, and broken ones after them
+    /// are each read as serde reads them alone.
+    #[test]
+    fn lines_of_a_body_read_as_each_alone(
+        styles in prop::collection::vec(arb_style(), 1..3),
+        lines in prop::collection::vec(
+            (arb_message(), arb_tracker(), any::<usize>(), prop::option::weighted(0.3, arb_mutation())),
+            1..8,
+        ),
+    ) {
+        let lines: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|(message, tracker, style, mutation)| {
+                let mut bytes = render(message, tracker, &styles[style % styles.len()]).into_bytes();
+                if let Some(mutation) = mutation {
+                    mutate(&mut bytes, mutation);
+                }
+                bytes
+            })
+            .collect();
+        let read = crate::line::parse_lines(&lines, &backfill());
+        for (bytes, read) in lines.iter().zip(read) {
+            let alone = parse_line_serde(bytes, &backfill());
+            prop_assert_eq!(
+                format!("{read:?}"),
+                format!("{alone:?}"),
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
     }
 
     #[test]
