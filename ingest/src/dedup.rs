@@ -546,7 +546,7 @@ impl DedupIndex {
     /// thousands whose cache lines are cold). [`Admitted::Unknown`] when its
     /// partition is not loaded, or must be complete to settle it, unless
     /// `read`: its partition was just read complete, so the message is new
-    /// unless the index holds it.
+    /// unless the index holds it (never `Unknown` then).
     pub(crate) fn admit(
         &mut self,
         partition: PartitionKey,
@@ -556,8 +556,13 @@ impl DedupIndex {
         limit: usize,
         read: bool,
     ) -> Admitted {
-        let Some(part) = self.partitions.get_mut(&partition) else {
-            return Admitted::Unknown;
+        let part = if read {
+            self.partitions.entry(partition).or_default()
+        } else {
+            match self.partitions.get_mut(&partition) {
+                Some(part) => part,
+                None => return Admitted::Unknown,
+            }
         };
         self.tick += 1;
         part.last_used = self.tick;
@@ -948,6 +953,9 @@ mod tests {
         assert_eq!(index.admit(p, 5, 1, &[], 5, false), Admitted::Duplicate);
         assert_eq!(index.admit(p, 5, 2, &[], 5, false), Admitted::New);
         assert_eq!(index.entries(), 2);
+        // Just read, a message is settled even if its partition is not
+        // there (a read of nothing): never unknown.
+        assert_eq!(index.admit(q, 5, 1, &[], 5, true), Admitted::New);
     }
 
     /// A key keeps 32 bits of its time, yet gives back the whole time of

@@ -246,6 +246,7 @@ fn store(
                 }
                 match admitted {
                     Admitted::New => {}
+                    // (Never unknown after a read: `read` settles it.)
                     Admitted::Duplicate | Admitted::Unknown => continue,
                     Admitted::TooManyNames(total) => {
                         rejected.push((index, too_many_names(total, limit)));
