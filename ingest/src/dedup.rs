@@ -101,20 +101,16 @@ impl MemKeys {
         self.run.iter().chain(&self.late)
     }
 
-    fn contains(&self, key: &Key, day: i64) -> bool {
+    /// Where `key` is in the run, if there.
+    fn find(&self, key: &Key, day: i64) -> Option<usize> {
         let order = Self::order(key, day);
-        let in_run = match (self.run.first(), self.run.last()) {
-            (Some(first), Some(last)) => {
-                Self::order(first, day) <= order
-                    && order <= Self::order(last, day)
-                    && self
-                        .run
-                        .binary_search_by(|k| Self::order(k, day).cmp(&order))
-                        .is_ok()
-            }
-            _ => false,
-        };
-        in_run || (!self.late.is_empty() && self.late.contains(key))
+        self.run
+            .binary_search_by(|k| Self::order(k, day).cmp(&order))
+            .ok()
+    }
+
+    fn contains(&self, key: &Key, day: i64) -> bool {
+        self.find(key, day).is_some() || (!self.late.is_empty() && self.late.contains(key))
     }
 
     /// Adds `key`; `false` when it was there.
@@ -136,16 +132,12 @@ impl MemKeys {
 
     /// Takes `key` out; `false` when it was not there.
     fn remove(&mut self, key: &Key, day: i64) -> bool {
-        let order = Self::order(key, day);
-        match self
-            .run
-            .binary_search_by(|k| Self::order(k, day).cmp(&order))
-        {
-            Ok(at) => {
+        match self.find(key, day) {
+            Some(at) => {
                 self.run.remove(at);
                 true
             }
-            Err(_) => self.late.remove(key),
+            None => self.late.remove(key),
         }
     }
 
@@ -193,7 +185,7 @@ struct Partition {
     last_used: u64,
     /// Rows of the partition in the memtable: while any, it stays loaded.
     unflushed: u64,
-    /// Whether `keys` holds the sink's keys too.
+    /// Whether `stored` holds the sink's keys.
     complete: bool,
 }
 
@@ -516,25 +508,12 @@ impl DedupIndex {
         self.load(partition, None, names);
     }
 
-    /// Records the key of a row going to the memtable; `false` when it was
-    /// already there (a duplicate). The partition must be loaded; an unloaded
-    /// one is created empty, which the caller avoids by loading first.
+    /// Records the key of a row going to the memtable, with no names to
+    /// check ([`admit`](Self::admit) as after a read); `false` when the
+    /// index held it (a duplicate). An unloaded partition is created empty,
+    /// which the caller avoids by loading first.
     pub(crate) fn insert(&mut self, partition: PartitionKey, time_ms: i64, hash: u64) -> bool {
-        self.tick += 1;
-        let tick = self.tick;
-        let part = self.partitions.entry(partition).or_default();
-        part.last_used = tick;
-        let new = part.keys.insert(Key::new(time_ms, hash), partition.1);
-        if new {
-            self.entries += 1;
-            self.unflushed += 1;
-            part.unflushed += 1;
-            if let Some(w) = &mut self.watermarks {
-                let mark = w.entry(partition.0).or_insert(Mark::EMPTY);
-                mark.newest = mark.newest.max(time_ms);
-            }
-        }
-        new
+        self.admit(partition, time_ms, hash, &[], usize::MAX, true) == Admitted::New
     }
 
     /// Settles a message and, if new and within its day's `limit` of

@@ -207,44 +207,40 @@ impl<'a> Reader<'a> {
         (self.bytes.get(self.at..end)? == rest).then(|| self.at = end)
     }
 
-    /// [`scalar`](Self::scalar) written into `slot` where it is kept: a
-    /// scalar returned and then moved into place was reloaded whole from
-    /// the two stores that wrote it, which the processor cannot forward (a
-    /// stall of some 15 cycles, a tenth of the line's read).
+    /// A scalar as serde_json reads it into [`RawScalar`], written into
+    /// `slot` where it is kept (a scalar returned and then moved into place
+    /// was reloaded whole from the two stores that wrote it, which the
+    /// processor cannot forward: a stall of some 15 cycles, a tenth of the
+    /// line's read); `None` for an object, an array or anything not plain.
     #[inline(always)]
     fn scalar_into(&mut self, slot: &mut RawScalar<'a>) -> Option<()> {
         self.whitespace();
-        match self.peek()? {
-            b'"' => *slot = RawScalar::Str(Cow::Borrowed(self.string()?)),
-            b'-' | b'0'..=b'9' => *slot = self.number()?,
-            _ => *slot = self.scalar()?,
-        }
-        Some(())
-    }
-
-    /// A scalar as serde_json reads it into [`RawScalar`]; `None` for an
-    /// object, an array or anything not plain.
-    fn scalar(&mut self) -> Option<RawScalar<'a>> {
-        self.whitespace();
-        match self.peek()? {
-            b'"' => self
-                .string()
-                .map(|text| RawScalar::Str(Cow::Borrowed(text))),
+        *slot = match self.peek()? {
+            b'"' => RawScalar::Str(Cow::Borrowed(self.string()?)),
             b'n' => {
                 self.at += 1;
-                self.literal(b"ull").map(|()| RawScalar::Null)
+                self.literal(b"ull").map(|()| RawScalar::Null)?
             }
             b't' => {
                 self.at += 1;
-                self.literal(b"rue").map(|()| RawScalar::Bool(true))
+                self.literal(b"rue").map(|()| RawScalar::Bool(true))?
             }
             b'f' => {
                 self.at += 1;
-                self.literal(b"alse").map(|()| RawScalar::Bool(false))
+                self.literal(b"alse").map(|()| RawScalar::Bool(false))?
             }
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
-        }
+            b'-' | b'0'..=b'9' => self.number()?,
+            _ => return None,
+        };
+        Some(())
+    }
+
+    /// [`scalar_into`](Self::scalar_into) a new value (an inner entry's,
+    /// checked as soon as it is read).
+    fn scalar(&mut self) -> Option<RawScalar<'a>> {
+        let mut scalar = RawScalar::Null;
+        self.scalar_into(&mut scalar)?;
+        Some(scalar)
     }
 
     /// Digits from here on, folded into `value` (wrapping: the caller
@@ -320,28 +316,24 @@ impl<'a> Reader<'a> {
                     .flatten()
             });
             let value = match exact {
+                Some(value) if negative => -value,
                 Some(value) => value,
+                // The full parse reads the sign too.
                 None => self.text.get(start..self.at)?.parse().ok()?,
-            };
-            let value = if negative && exact.is_some() {
-                -value
-            } else {
-                value
             };
             return value.is_finite().then_some(RawScalar::Float(value));
         }
         // At most 19 digits: within u64, no wrapping. Signed as serde_json signs it.
-        let magnitude = mantissa;
         Some(if negative {
-            let negated = (magnitude as i64).wrapping_neg();
+            let negated = (mantissa as i64).wrapping_neg();
             if negated >= 0 {
                 // Zero, or below i64::MIN.
-                RawScalar::Float(-(magnitude as f64))
+                RawScalar::Float(-(mantissa as f64))
             } else {
                 RawScalar::Int(negated)
             }
         } else {
-            i64::try_from(magnitude).map_or(RawScalar::BigInt(magnitude), RawScalar::Int)
+            i64::try_from(mantissa).map_or(RawScalar::BigInt(mantissa), RawScalar::Int)
         })
     }
 
