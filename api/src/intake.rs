@@ -235,7 +235,7 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
     let timeout = config.request_body_timeout;
     let deadline = tokio::time::Instant::now() + timeout;
     let mut chunks = futures::stream::FuturesUnordered::new();
-    let mut chunker = intake::Chunker::new(config.intake_chunk_bytes);
+    let mut chunker = intake::Chunker::new(state.inner.intake_chunks.clone());
     let mut body = Limited::new(body, limit);
     let mut receiving = true;
     let metrics = &state.inner.metrics;
@@ -376,6 +376,7 @@ async fn prepare_chunk(
         } = &*task;
         let (parsed, mut rejected) =
             intake::parse_lines_capped(&lines, first_line, rules, *max_listed);
+        state.inner.intake_chunks.give_bytes(lines);
         let held = state
             .inner
             .intake_lookup

@@ -157,6 +157,8 @@ pub(crate) struct Inner {
     pub(crate) intake_slots: tokio::sync::Semaphore,
     /// The `intake_parse_tasks`, oldest body first.
     pub(crate) intake_parse_slots: crate::intake::ParseGate,
+    /// The buffers intake bodies are cut into, kept across requests.
+    pub(crate) intake_chunks: Arc<ingest::intake::ChunkBuffers>,
     /// The intake's ingest-token and tracker answers, kept across requests.
     pub(crate) intake_lookup: platform::IntakeLookup,
     /// DataFusion's task context shared by every read.
@@ -205,6 +207,12 @@ impl AppState {
                 ingest,
                 intake_slots,
                 intake_parse_slots: crate::intake::ParseGate::new(config.intake_parse_tasks),
+                // As many idle as the requests and parse tasks can be
+                // between chunks at once: about 10 MiB by default.
+                intake_chunks: Arc::new(ingest::intake::ChunkBuffers::new(
+                    config.intake_chunk_bytes,
+                    config.max_intake_requests + config.intake_parse_tasks,
+                )),
                 intake_lookup: platform::IntakeLookup::new(config.intake_cache_entries),
                 query_context: query::task_context(),
                 series_context: query::task_context_with_batch_size(query::series::BATCH_ROWS),
