@@ -377,9 +377,11 @@ impl Prepared {
     }
 
     /// The memtable batches of the messages at `kept` (ascending indices):
-    /// the batches as built when all are kept; otherwise each filtered, empty
-    /// ones left out, and inner columns left without a value dropped (a
-    /// refused message's names must not appear).
+    /// the batches as built when all are kept; otherwise each batch's runs
+    /// of kept rows as slices of it (no copy) when it has at most
+    /// [`MAX_KEPT_RUNS`], else the batch filtered; empty ones left out, and
+    /// inner columns left without a value dropped (a refused message's
+    /// names must not appear).
     pub(crate) fn into_kept(mut self, kept: &[usize]) -> Result<Vec<RecordBatch>> {
         if kept.len() == self.keys.len() {
             return Ok(self.batches);
@@ -405,6 +407,7 @@ impl Prepared {
             masks[batch as usize][row as usize] = true;
         }
         let mut kept_batches = Vec::with_capacity(self.batches.len());
+        let mut runs = Vec::new();
         for (batch, mask) in self.batches.into_iter().zip(masks) {
             let rows = mask.iter().filter(|&&keep| keep).count();
             if rows == 0 {
@@ -414,23 +417,58 @@ impl Prepared {
                 kept_batches.push(batch);
                 continue;
             }
+            kept_runs(&mask, &mut runs);
+            if runs.len() <= MAX_KEPT_RUNS {
+                for &(start, len) in &runs {
+                    kept_batches.push(valued_only(batch.slice(start, len))?);
+                }
+                continue;
+            }
             let mask = arrow::array::BooleanArray::from(mask);
             let filtered =
                 arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
-            let schema = filtered.schema();
-            let valued: Vec<usize> = (0..filtered.num_columns())
-                .filter(|&i| {
-                    filtered.column(i).null_count() < rows
-                        || InnerKind::split(schema.field(i).name()).is_none()
-                })
-                .collect();
-            kept_batches.push(if valued.len() == filtered.num_columns() {
-                filtered
-            } else {
-                filtered.project(&valued).map_err(Error::Arrow)?
-            });
+            kept_batches.push(valued_only(filtered)?);
         }
         Ok(kept_batches)
+    }
+}
+
+/// Most runs of kept rows a memtable batch is sliced into when some of its
+/// rows are left out ([`Prepared::into_kept`]); a batch with more is
+/// copied without them. A copy of every column was a fifth of the writer
+/// thread's time under full intake (`perf`: nearly every batch of a
+/// benchmark body had a row or two found stored by the writer), and the
+/// copies' fresh pages a tenth of the process's page faults.
+pub(crate) const MAX_KEPT_RUNS: usize = 8;
+
+/// The runs (start, length) of `true` in `mask`, into `runs`.
+fn kept_runs(mask: &[bool], runs: &mut Vec<(usize, usize)>) {
+    runs.clear();
+    let mut row = 0;
+    while row < mask.len() {
+        let Some(start) = mask[row..].iter().position(|&keep| keep).map(|at| row + at) else {
+            break;
+        };
+        let len = mask[start..].iter().take_while(|&&keep| keep).count();
+        runs.push((start, len));
+        row = start + len;
+    }
+}
+
+/// `batch` without the inner columns it holds no value of.
+fn valued_only(batch: RecordBatch) -> Result<RecordBatch> {
+    let rows = batch.num_rows();
+    let schema = batch.schema();
+    let valued: Vec<usize> = (0..batch.num_columns())
+        .filter(|&i| {
+            batch.column(i).null_count() < rows
+                || InnerKind::split(schema.field(i).name()).is_none()
+        })
+        .collect();
+    if valued.len() == batch.num_columns() {
+        Ok(batch)
+    } else {
+        batch.project(&valued).map_err(Error::Arrow)
     }
 }
 
@@ -829,6 +867,71 @@ mod tests {
         assert_eq!(fuel.len() - fuel.null_count(), 1);
         // Nothing kept: no batch.
         assert!(prepared(sent).into_kept(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rows_left_out_of_a_batch_leave_slices_of_it_or_a_copy() {
+        // One tracker, one day: a batch of 40 rows, times 0..40 s.
+        let sent: Vec<Message> = (0..40)
+            .map(|i| {
+                let mut m = message(1, i * 1000);
+                if i % 10 == 3 {
+                    m.inputs = vec![(format!("only_{i}").into(), 1.0)];
+                }
+                m
+            })
+            .collect();
+        let batches = |kept: &[usize]| prepared(sent.clone()).into_kept(kept).unwrap();
+        let times = |kept: &[usize]| {
+            kept.iter()
+                .map(|&i| (1, i as i64 * 1000))
+                .collect::<Vec<_>>()
+        };
+        let whole = batches(&(0..40).collect::<Vec<_>>());
+        assert_eq!(whole.len(), 1);
+        // Rows 3 and 13 left out: three runs, slices sharing the batch's
+        // buffers; `only_3` and `only_13` gone, `only_23` in one slice only.
+        let kept: Vec<usize> = (0..40).filter(|i| ![3, 13].contains(i)).collect();
+        let write = prepared(sent.clone());
+        let values = write.batches[0].column(0).to_data().buffers()[0].clone();
+        let sliced = write.into_kept(&kept).unwrap();
+        assert_eq!(sliced.len(), 3);
+        assert_eq!(rows_of(&sliced), times(&kept));
+        for batch in &sliced {
+            assert_eq!(
+                batch.column(0).to_data().buffers()[0].data_ptr(),
+                values.data_ptr()
+            );
+            assert!(batch.column_by_name("inputs.only_3").is_none());
+            assert!(batch.column_by_name("inputs.only_13").is_none());
+        }
+        let holding: Vec<_> = sliced
+            .iter()
+            .filter_map(|b| b.column_by_name("inputs.only_23"))
+            .collect();
+        assert_eq!(holding.len(), 1);
+        assert_eq!(holding[0].len() - holding[0].null_count(), 1);
+        // The memtable counts the slices' rows, not the batch's buffers thrice.
+        assert!(crate::engine::memory_of(&sliced) <= crate::engine::memory_of(&whole));
+        // Every other row left out: more runs than slices are worth, a copy.
+        let sparse: Vec<usize> = (0..40).step_by(2).collect();
+        const { assert!(20 > MAX_KEPT_RUNS) };
+        let write = prepared(sent.clone());
+        let values = write.batches[0].column(0).to_data().buffers()[0].clone();
+        let copied = write.into_kept(&sparse).unwrap();
+        assert_eq!(copied.len(), 1);
+        assert_eq!(rows_of(&copied), times(&sparse));
+        assert_ne!(
+            copied[0].column(0).to_data().buffers()[0].data_ptr(),
+            values.data_ptr()
+        );
+        assert!(copied[0].column_by_name("inputs.only_3").is_none());
+        // Runs at both ends.
+        let mut runs = Vec::new();
+        kept_runs(&[true, false, false, true, true, false, true], &mut runs);
+        assert_eq!(runs, [(0, 1), (3, 2), (6, 1)]);
+        kept_runs(&[false, false], &mut runs);
+        assert!(runs.is_empty());
     }
 
     #[test]

@@ -318,9 +318,22 @@ pub(crate) fn flushed_keys(batch: &RecordBatch, out: &mut Vec<(PartitionKey, i64
     }
 }
 
-/// Bytes of the arrays of memtable batches.
+/// Bytes of the arrays of memtable batches: what their rows take of the
+/// buffers they point into. A batch that is a slice of a larger one (the
+/// runs of kept rows of a write's batch, `Prepared::into_kept`) counts its
+/// own rows, so that the slices of one batch add up to that batch, not to
+/// it as many times as there are slices (`get_array_memory_size` counts a
+/// slice's whole buffers).
 pub(crate) fn memory_of(batches: &[RecordBatch]) -> usize {
-    batches.iter().map(RecordBatch::get_array_memory_size).sum()
+    batches
+        .iter()
+        .flat_map(RecordBatch::columns)
+        .map(|column| {
+            let data = column.to_data();
+            data.get_slice_memory_size()
+                .unwrap_or_else(|_| data.get_array_memory_size())
+        })
+        .sum()
 }
 
 /// Commands of the writer thread, handled in order.
