@@ -119,12 +119,24 @@ pub(crate) struct Encoding {
     encoded: Encoded,
 }
 
+/// About the bytes of a row's WAL encoding (299 for a benchmark line),
+/// reserved per row.
+pub(crate) const ENCODED_ROW_BYTES: usize = 320;
+
 impl Encoding {
     /// Encodes and hashes `rows`, in order.
     pub(crate) fn new(rows: Rows) -> Self {
+        Self::with_buffer(rows, Vec::new())
+    }
+
+    /// [`new`](Self::new), the encodings written into `buffer` (emptied
+    /// first; a pooled one: [`Prepared::take_encoded`] gives it back).
+    pub(crate) fn with_buffer(rows: Rows, mut buffer: Vec<u8>) -> Self {
         let n = rows.len();
+        buffer.clear();
+        buffer.reserve(n * ENCODED_ROW_BYTES);
         let mut encoded = Encoded {
-            bytes: Vec::with_capacity(n * 320),
+            bytes: buffer,
             ends: Vec::with_capacity(n),
         };
         let mut scratch = Vec::new();
@@ -374,6 +386,14 @@ impl Prepared {
         head: &'a mut [u8; 10],
     ) -> Result<Vec<&'a [u8]>> {
         self.encoded.record_parts(kept, head)
+    }
+
+    /// The buffer of the messages' WAL encodings, for another write once
+    /// the writer has appended the ones it keeps: [`record_parts`](Self::record_parts)
+    /// has nothing to give after this.
+    pub(crate) fn take_encoded(&mut self) -> Vec<u8> {
+        self.encoded.ends.clear();
+        std::mem::take(&mut self.encoded.bytes)
     }
 
     /// The memtable batches of the messages at `kept` (ascending indices):

@@ -179,7 +179,16 @@ pub(crate) struct Shared {
     /// What failed, while the WAL cannot take appends (intake refuses
     /// writes with [`Error::StorageUnavailable`] until it heals).
     pub(crate) wal_failure: Mutex<Option<String>>,
+    /// Buffers of writes' WAL encodings: taken where a write is prepared,
+    /// given back by the writer once it appended them (decision 134).
+    pub(crate) encodings: crate::buffers::Buffers,
 }
+
+/// The room of a pooled encoding buffer: a 1 MiB chunk of benchmark lines
+/// (590 bytes each) encodes to about 530 KB.
+const ENCODING_ROOM: usize = 1 << 20;
+/// Encoding buffers kept idle: the writer gives back a group's at a time.
+const ENCODINGS_IDLE: usize = 8;
 
 /// Retention cutoffs by tracker (ms since the epoch), and whether they changed since the last run.
 #[derive(Debug, Default)]
@@ -438,6 +447,7 @@ impl Ingest {
             retention: Mutex::new(Retention::default()),
             unmergeable: Mutex::new(HashSet::new()),
             wal_failure: Mutex::new(None),
+            encodings: crate::buffers::Buffers::new(ENCODING_ROOM, ENCODINGS_IDLE),
             config,
             sink,
             metrics,
@@ -741,7 +751,16 @@ impl Preparer {
         let points: Vec<(usize, (TrackerId, LivePoint))> = (0..rows.len())
             .filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?)))
             .collect();
-        let encoding = Encoding::new(rows);
+        // A pooled buffer for a write of a fair size (a small one needs no
+        // megabyte).
+        let buffer = if rows.len().saturating_mul(crate::batch::ENCODED_ROW_BYTES)
+            >= shared.encodings.room() / 4
+        {
+            shared.encodings.take()
+        } else {
+            Vec::new()
+        };
+        let encoding = Encoding::with_buffer(rows, buffer);
         let (needs, stored) = shared.screen(&encoding.keys);
         let loading = needs.and_then(|needs| {
             let (done, read) = tokio::sync::oneshot::channel();

@@ -204,46 +204,37 @@ pub fn chunks(body: &[u8], chunk_bytes: usize) -> Vec<Chunk> {
 #[derive(Debug)]
 pub struct ChunkBuffers {
     chunk_bytes: usize,
-    max_idle: usize,
-    idle: parking_lot::Mutex<Vec<Vec<u8>>>,
+    buffers: crate::buffers::Buffers,
 }
 
 impl ChunkBuffers {
     /// Buffers for chunks of `chunk_bytes` (or a line more), at most
     /// `max_idle` kept between requests.
     pub fn new(chunk_bytes: usize, max_idle: usize) -> Self {
+        let chunk_bytes = chunk_bytes.max(1);
+        // A chunk and a line, up to 16 MiB.
+        let room = chunk_bytes.saturating_add(4_096).min(1 << 24);
         Self {
-            chunk_bytes: chunk_bytes.max(1),
-            max_idle,
-            idle: parking_lot::Mutex::new(Vec::new()),
+            chunk_bytes,
+            buffers: crate::buffers::Buffers::new(room, max_idle),
         }
     }
 
-    /// What a chunk's buffer reserves: a chunk and a line, up to 16 MiB.
+    /// What a chunk's buffer reserves.
+    #[cfg(test)]
     fn room(&self) -> usize {
-        self.chunk_bytes.saturating_add(4_096).min(1 << 24)
+        self.buffers.room()
     }
 
     /// An empty buffer of [`room`](Self::room) or more: an idle one if any.
     pub fn take(&self) -> Vec<u8> {
-        self.idle
-            .lock()
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(self.room()))
+        self.buffers.take()
     }
 
     /// Keeps `buffer` for a later chunk, unless enough are idle or it grew
     /// past twice the usual room (a chunk ending in a very long line).
-    pub fn give(&self, mut buffer: Vec<u8>) {
-        let room = self.room();
-        if buffer.capacity() < room || buffer.capacity() > room.saturating_mul(2) {
-            return;
-        }
-        buffer.clear();
-        let mut idle = self.idle.lock();
-        if idle.len() < self.max_idle {
-            idle.push(buffer);
-        }
+    pub fn give(&self, buffer: Vec<u8>) {
+        self.buffers.give(buffer);
     }
 
     /// [`give`](Self::give) for a chunk handed on as [`bytes::Bytes`]:
@@ -257,7 +248,7 @@ impl ChunkBuffers {
 
     /// Buffers idle now.
     pub fn idle(&self) -> usize {
-        self.idle.lock().len()
+        self.buffers.idle()
     }
 }
 

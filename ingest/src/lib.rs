@@ -23,6 +23,7 @@
 //! ([`LivePositions`]), recorded as writes are acknowledged, for live views.
 
 mod batch;
+mod buffers;
 pub mod clickhouse;
 mod dedup;
 mod engine;

@@ -690,3 +690,64 @@ async fn a_memtable_past_its_bytes_is_flushed() {
     assert_eq!(rows(&ingest.snapshot()), 20_100);
     ingest.shutdown().unwrap();
 }
+
+#[tokio::test]
+async fn writes_encoded_into_reused_buffers_are_logged_and_replayed_as_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = open(dir.path());
+    // Writes large enough for a pooled encoding buffer, each with other
+    // values than the one before: a later write's record written over an
+    // earlier one's bytes must hold only its own.
+    let sent = |write: i64| -> Vec<Message> {
+        (0..1_000)
+            .map(|i| message(5, NOW_MS + write * 10_000 + i, (write * 1_000 + i) as f64))
+            .collect()
+    };
+    for write in 0..4 {
+        let outcome = ingest.write(sent(write)).await.unwrap();
+        assert_eq!(outcome.accepted, 1_000);
+        assert!(
+            ingest.shared.encodings.idle() > 0,
+            "the writer gave its buffer back"
+        );
+    }
+    // A smaller write after them (its encoding in a buffer of its own) and
+    // a write that repeats half of the first: only the new half logged.
+    let small: Vec<Message> = (0..10).map(|i| message(6, NOW_MS + i, 0.5)).collect();
+    assert_eq!(ingest.write(small).await.unwrap().accepted, 10);
+    let mut again = sent(0)[500..].to_vec();
+    again.extend(sent(4)[..500].iter().cloned());
+    let outcome = ingest.write(again).await.unwrap();
+    assert_eq!((outcome.accepted, outcome.duplicates), (500, 500));
+    ingest.crash_for_tests();
+    drop(ingest);
+
+    let ingest = open(dir.path());
+    let mut replayed: Vec<(i64, i64, f64)> = Vec::new();
+    for batch in &ingest.snapshot().unflushed {
+        let trackers = batch
+            .column_by_name("tracker_id")
+            .unwrap()
+            .as_primitive::<Int64Type>();
+        let times = batch
+            .column_by_name("msg_time")
+            .unwrap()
+            .as_primitive::<arrow::datatypes::TimestampMillisecondType>();
+        let fuel = batch
+            .column_by_name("inputs.lls_level_1")
+            .unwrap()
+            .as_primitive::<arrow::datatypes::Float64Type>();
+        for row in 0..batch.num_rows() {
+            replayed.push((trackers.value(row), times.value(row), fuel.value(row)));
+        }
+    }
+    replayed.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut expected: Vec<(i64, i64, f64)> = (0..4)
+        .flat_map(sent)
+        .chain(sent(4).into_iter().take(500))
+        .chain((0..10).map(|i| message(6, NOW_MS + i, 0.5)))
+        .map(|m| (m.tracker_id.0, m.message_time_ms, m.inputs[0].1))
+        .collect();
+    expected.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    assert_eq!(replayed, expected);
+}

@@ -211,7 +211,7 @@ fn load_ahead(
 fn store(
     shared: &Shared,
     wal: &mut Wal,
-    writes: Vec<Prepared>,
+    mut writes: Vec<Prepared>,
     recorded: &mut Vec<(PartitionKey, i64, u64)>,
 ) -> Result<Vec<WriteOutcome>> {
     let group = writes.len();
@@ -275,6 +275,10 @@ fn store(
         let evicted = dedup.shrink(since);
         shared.metrics.dedup_evictions.inc_by(evicted as u64);
         shared.metrics.dedup_entries.set(dedup.entries() as i64);
+    }
+    // Every kept encoding is in the WAL now: the buffers go back for later writes.
+    for write in &mut writes {
+        shared.encodings.give(write.take_encoded());
     }
     shared.metrics.observe_stage(Stage::GroupDedupAppend, begun);
     // Each write that keeps messages, with their indices.
