@@ -226,7 +226,7 @@ impl ChunkBuffers {
         self.buffers.room()
     }
 
-    /// An empty buffer of [`room`](Self::room) or more: an idle one if any.
+    /// An empty buffer with room for a chunk and a line: an idle one if any.
     pub fn take(&self) -> Vec<u8> {
         self.buffers.take()
     }
