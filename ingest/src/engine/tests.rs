@@ -741,13 +741,13 @@ async fn writes_encoded_into_reused_buffers_are_logged_and_replayed_as_sent() {
             replayed.push((trackers.value(row), times.value(row), fuel.value(row)));
         }
     }
-    replayed.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    replayed.sort_by_key(|&(tracker, time, _)| (tracker, time));
     let mut expected: Vec<(i64, i64, f64)> = (0..4)
         .flat_map(sent)
         .chain(sent(4).into_iter().take(500))
         .chain((0..10).map(|i| message(6, NOW_MS + i, 0.5)))
         .map(|m| (m.tracker_id.0, m.message_time_ms, m.inputs[0].1))
         .collect();
-    expected.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    expected.sort_by_key(|&(tracker, time, _)| (tracker, time));
     assert_eq!(replayed, expected);
 }
