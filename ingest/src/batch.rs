@@ -170,7 +170,7 @@ impl Encoding {
             keys: self.keys,
             names,
             encoded: self.encoded,
-            batches: placed.batches,
+            batches: placed.batches.into_iter().map(Resident::counted).collect(),
             places: placed.places,
             fresh_batches: placed.fresh_batches,
             stored_rows: placed.stored_rows,
@@ -352,8 +352,9 @@ pub(crate) struct Prepared {
     /// The messages' WAL encodings.
     encoded: Encoded,
     /// The rows, as [`place_record_batches`] cuts and sorts them: first
-    /// those not known as stored when the write was prepared, then those.
-    batches: Vec<RecordBatch>,
+    /// those not known as stored when the write was prepared, then those;
+    /// each counted on the request's thread.
+    batches: Vec<Resident>,
     /// Each message's batch and row.
     places: Vec<Place>,
     /// How many of `batches` hold the rows not known as stored.
@@ -402,7 +403,7 @@ impl Prepared {
     /// [`MAX_KEPT_RUNS`], else the batch filtered; empty ones left out, and
     /// inner columns left without a value dropped (a refused message's
     /// names must not appear).
-    pub(crate) fn into_kept(mut self, kept: &[usize]) -> Result<Vec<RecordBatch>> {
+    pub(crate) fn into_kept(mut self, kept: &[usize]) -> Result<Vec<Resident>> {
         if kept.len() == self.keys.len() {
             return Ok(self.batches);
         }
@@ -420,7 +421,7 @@ impl Prepared {
         let mut masks: Vec<Vec<bool>> = self
             .batches
             .iter()
-            .map(|batch| vec![false; batch.num_rows()])
+            .map(|resident| vec![false; resident.batch.num_rows()])
             .collect();
         for &index in kept {
             let (batch, row) = self.places[index];
@@ -428,28 +429,71 @@ impl Prepared {
         }
         let mut kept_batches = Vec::with_capacity(self.batches.len());
         let mut runs = Vec::new();
-        for (batch, mask) in self.batches.into_iter().zip(masks) {
+        for (resident, mask) in self.batches.into_iter().zip(masks) {
             let rows = mask.iter().filter(|&&keep| keep).count();
             if rows == 0 {
                 continue;
             }
+            let batch = &resident.batch;
             if rows == batch.num_rows() {
-                kept_batches.push(batch);
+                kept_batches.push(resident);
                 continue;
             }
             kept_runs(&mask, &mut runs);
             if runs.len() <= MAX_KEPT_RUNS {
-                for &(start, len) in &runs {
-                    kept_batches.push(valued_only(batch.slice(start, len))?);
+                // The rows left out are still in the buffers: each slice
+                // is counted from where the one before it ended, the last
+                // to the batch's end.
+                let mut from = 0;
+                for (i, &(start, len)) in runs.iter().enumerate() {
+                    let to = if i + 1 == runs.len() {
+                        batch.num_rows()
+                    } else {
+                        start + len
+                    };
+                    kept_batches.push(Resident {
+                        batch: valued_only(batch.slice(start, len))?,
+                        bytes: resident.share(from, to),
+                    });
+                    from = to;
                 }
                 continue;
             }
             let mask = arrow::array::BooleanArray::from(mask);
             let filtered =
-                arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
-            kept_batches.push(valued_only(filtered)?);
+                arrow::compute::filter_record_batch(batch, &mask).map_err(Error::Arrow)?;
+            kept_batches.push(Resident::counted(valued_only(filtered)?));
         }
         Ok(kept_batches)
+    }
+}
+
+/// A memtable batch and the bytes of memory it holds, counted once where
+/// the batch is made (on the request's thread for a write): the writer adds
+/// the count and the flusher takes it off, and neither walks the columns
+/// again. The slices of one batch ([`Prepared::into_kept`]) share out its
+/// whole count by rows, the rows left out included: between them they hold
+/// its buffers, which a slice's own `get_array_memory_size` would count
+/// whole, once per slice.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Resident {
+    pub(crate) batch: RecordBatch,
+    pub(crate) bytes: usize,
+}
+
+impl Resident {
+    /// `batch`, whose arrays own their buffers (not a slice), counted.
+    pub(crate) fn counted(batch: RecordBatch) -> Self {
+        let bytes = batch.get_array_memory_size();
+        Self { batch, bytes }
+    }
+
+    /// The share of this batch's bytes of its rows `from..to`: the shares
+    /// of ranges that cover the batch add up to its count.
+    fn share(&self, from: usize, to: usize) -> usize {
+        let rows = self.batch.num_rows().max(1) as u128;
+        let upto = |row: usize| (self.bytes as u128 * row as u128 / rows) as usize;
+        upto(to) - upto(from)
     }
 }
 
@@ -840,6 +884,15 @@ mod tests {
             .unwrap()
     }
 
+    /// The memtable batches of `write`'s messages at `indices`.
+    fn kept_of(write: Prepared, indices: &[usize]) -> Vec<RecordBatch> {
+        batches_of(&write.into_kept(indices).unwrap())
+    }
+
+    fn batches_of(residents: &[Resident]) -> Vec<RecordBatch> {
+        residents.iter().map(|r| r.batch.clone()).collect()
+    }
+
     /// Rows as (tracker, message time), batch after batch.
     fn rows_of(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
         batches
@@ -866,7 +919,7 @@ mod tests {
         assert_eq!(all.names(2), [name_key("inputs.fuel")]);
         assert!(all.names(3).is_empty());
         // All kept: the batches as built, sorted by (day, tracker, time).
-        let whole = all.into_kept(&[0, 1, 2, 3]).unwrap();
+        let whole = kept_of(all, &[0, 1, 2, 3]);
         assert_eq!(rows_of(&whole), [(1, 1000), (1, 2000), (1, 3000), (2, 500)]);
         let entries: Vec<Entry> = sent
             .iter()
@@ -875,7 +928,7 @@ mod tests {
             .collect();
         assert_eq!(whole, recovered_batches(&entries).unwrap().0);
         // Message 1 refused: its row and its column go, the others stay in order.
-        let kept = prepared(sent.clone()).into_kept(&[0, 2, 3]).unwrap();
+        let kept = kept_of(prepared(sent.clone()), &[0, 2, 3]);
         assert_eq!(rows_of(&kept), [(1, 1000), (1, 2000), (1, 3000)]);
         for batch in &kept {
             assert!(batch.column_by_name("inputs.refused").is_none());
@@ -886,7 +939,7 @@ mod tests {
             .expect("a kept message's column stays");
         assert_eq!(fuel.len() - fuel.null_count(), 1);
         // Nothing kept: no batch.
-        assert!(prepared(sent).into_kept(&[]).unwrap().is_empty());
+        assert!(kept_of(prepared(sent), &[]).is_empty());
     }
 
     #[test]
@@ -901,7 +954,7 @@ mod tests {
                 m
             })
             .collect();
-        let batches = |kept: &[usize]| prepared(sent.clone()).into_kept(kept).unwrap();
+        let batches = |kept: &[usize]| kept_of(prepared(sent.clone()), kept);
         let times = |kept: &[usize]| {
             kept.iter()
                 .map(|&i| (1, i as i64 * 1000))
@@ -913,8 +966,9 @@ mod tests {
         // buffers; `only_3` and `only_13` gone, `only_23` in one slice only.
         let kept: Vec<usize> = (0..40).filter(|i| ![3, 13].contains(i)).collect();
         let write = prepared(sent.clone());
-        let values = write.batches[0].column(0).to_data().buffers()[0].clone();
-        let sliced = write.into_kept(&kept).unwrap();
+        let values = write.batches[0].batch.column(0).to_data().buffers()[0].clone();
+        let sliced_residents = write.into_kept(&kept).unwrap();
+        let sliced = batches_of(&sliced_residents);
         assert_eq!(sliced.len(), 3);
         assert_eq!(rows_of(&sliced), times(&kept));
         for batch in &sliced {
@@ -931,14 +985,17 @@ mod tests {
             .collect();
         assert_eq!(holding.len(), 1);
         assert_eq!(holding[0].len() - holding[0].null_count(), 1);
-        // The memtable counts the slices' rows, not the batch's buffers thrice.
-        assert!(crate::engine::memory_of(&sliced) <= crate::engine::memory_of(&whole));
+        // The slices share out the batch's count, the rows left out
+        // included: between them, the batch's buffers once, not thrice.
+        let shares: usize = sliced_residents.iter().map(|r| r.bytes).sum();
+        assert_eq!(shares, whole[0].get_array_memory_size());
+        assert!(sliced_residents.iter().all(|r| r.bytes > 0));
         // Every other row left out: more runs than slices are worth, a copy.
         let sparse: Vec<usize> = (0..40).step_by(2).collect();
         const { assert!(20 > MAX_KEPT_RUNS) };
         let write = prepared(sent.clone());
-        let values = write.batches[0].column(0).to_data().buffers()[0].clone();
-        let copied = write.into_kept(&sparse).unwrap();
+        let values = write.batches[0].batch.column(0).to_data().buffers()[0].clone();
+        let copied = kept_of(write, &sparse);
         assert_eq!(copied.len(), 1);
         assert_eq!(rows_of(&copied), times(&sparse));
         assert_ne!(
@@ -974,14 +1031,14 @@ mod tests {
         assert_eq!((split.fresh_batches, split.stored_rows), (1, 2));
         // The writer finds just those stored: the first batch as built,
         // with no column of the rows left out.
-        let fresh = split.batches[0].clone();
-        let kept = split.into_kept(&[0, 2]).unwrap();
+        let fresh = split.batches[0].batch.clone();
+        let kept = kept_of(split, &[0, 2]);
         assert_eq!(kept, [fresh]);
         assert_eq!(rows_of(&kept), [(1, 1000), (1, 3000)]);
         assert!(kept[0].column_by_name("inputs.stored").is_none());
         // One of them is new after all (a failed group took its key
         // back): kept, with its column, as if nothing had been marked.
-        let kept = prepare().into_kept(&[0, 1, 2]).unwrap();
+        let kept = kept_of(prepare(), &[0, 1, 2]);
         assert_eq!(rows_of(&kept), [(1, 1000), (1, 3000), (2, 500)]);
         assert!(
             kept.iter()
@@ -989,21 +1046,18 @@ mod tests {
         );
         // A row not marked is a copy after all (of one earlier in the
         // group): left out, the marked ones too.
-        assert_eq!(rows_of(&prepare().into_kept(&[2]).unwrap()), [(1, 1000)]);
+        assert_eq!(rows_of(&kept_of(prepare(), &[2])), [(1, 1000)]);
         // Everything kept, or nothing marked: the rows of a write prepared
         // without marks, in the same order within each part.
         assert_eq!(
-            rows_of(&prepare().into_kept(&[0, 1, 2, 3]).unwrap()),
+            rows_of(&kept_of(prepare(), &[0, 1, 2, 3])),
             [(1, 1000), (1, 3000), (2, 500), (3, 10)]
         );
         let unmarked = Encoding::new(Rows::from_messages(&sent))
             .prepare(&[false; 4])
             .unwrap();
         assert_eq!(unmarked.fresh_batches, unmarked.batches.len());
-        assert_eq!(
-            rows_of(&unmarked.into_kept(&[0, 2]).unwrap()),
-            [(1, 1000), (1, 3000)]
-        );
+        assert_eq!(rows_of(&kept_of(unmarked, &[0, 2])), [(1, 1000), (1, 3000)]);
     }
 }
 

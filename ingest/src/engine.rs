@@ -17,7 +17,9 @@ use crossbeam_channel::{Sender, TrySendError};
 use prometheus_client::registry::Registry;
 use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId, columns};
 
-use crate::batch::{DAY_MS, Encoding, Entry, Prepared, day_of, name_key, recovered_batches};
+use crate::batch::{
+    DAY_MS, Encoding, Entry, Prepared, Resident, day_of, name_key, recovered_batches,
+};
 use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::{IngestMetrics, Stage};
@@ -201,9 +203,9 @@ pub(crate) struct Retention {
 #[derive(Debug, Default)]
 pub(crate) struct State {
     pub(crate) files: Arc<Vec<FileEntry>>,
-    pub(crate) unflushed: Vec<RecordBatch>,
+    pub(crate) unflushed: Vec<Resident>,
     pub(crate) unflushed_rows: usize,
-    /// Bytes of the memtable's arrays.
+    /// Bytes of the memtable's arrays: the sum of its batches' counts.
     pub(crate) unflushed_bytes: usize,
     pub(crate) oldest_unflushed: Option<Instant>,
     /// Held by snapshots; deletes replaced files once no snapshot needs them.
@@ -325,24 +327,6 @@ pub(crate) fn flushed_keys(batch: &RecordBatch, out: &mut Vec<(PartitionKey, i64
         let time = keys.message_time.value(i);
         out.push(((keys.tracker.value(i), day_of(time)), time, hashes.value(i)));
     }
-}
-
-/// Bytes of the arrays of memtable batches: what their rows take of the
-/// buffers they point into. A batch that is a slice of a larger one (the
-/// runs of kept rows of a write's batch, `Prepared::into_kept`) counts its
-/// own rows, so that the slices of one batch add up to that batch, not to
-/// it as many times as there are slices (`get_array_memory_size` counts a
-/// slice's whole buffers).
-pub(crate) fn memory_of(batches: &[RecordBatch]) -> usize {
-    batches
-        .iter()
-        .flat_map(RecordBatch::columns)
-        .map(|column| {
-            let data = column.to_data();
-            data.get_slice_memory_size()
-                .unwrap_or_else(|_| data.get_array_memory_size())
-        })
-        .sum()
 }
 
 /// Commands of the writer thread, handled in order.
@@ -791,7 +775,7 @@ fn open_sender<T>(slot: &Mutex<Option<Sender<T>>>) -> Result<Sender<T>> {
 #[derive(Debug, Default)]
 struct Recovered {
     pending: Vec<Entry>,
-    batches: Vec<RecordBatch>,
+    batches: Vec<Resident>,
     rows: usize,
     partitions: HashMap<PartitionKey, RecoveredPartition>,
 }
@@ -824,7 +808,8 @@ impl Recovered {
             keys.push((entry.message.message_time_ms, entry.content_hash));
             names.extend(name_keys.of_entry(index));
         }
-        self.batches.extend(batches);
+        self.batches
+            .extend(batches.into_iter().map(Resident::counted));
         self.rows += pending.len();
         Ok(())
     }
@@ -846,7 +831,7 @@ impl Shared {
             dedup.recover(partition, keys, all_names);
         }
         let mut state = self.write();
-        state.unflushed_bytes += memory_of(&recovered.batches);
+        state.unflushed_bytes += recovered.batches.iter().map(|r| r.bytes).sum::<usize>();
         state.unflushed.extend(recovered.batches);
         state.unflushed_rows += recovered.rows;
         state.oldest_unflushed = Some(Instant::now());
@@ -860,7 +845,7 @@ impl TelemetrySource for Ingest {
         Arc::new(TelemetrySnapshot {
             root: self.shared.config.data_dir.join("telemetry"),
             files: state.files.clone(),
-            unflushed: state.unflushed.clone(),
+            unflushed: state.unflushed.iter().map(|r| r.batch.clone()).collect(),
             guard: Some(state.epoch.clone()),
             clickhouse: self.shared.sink.clickhouse(),
         })

@@ -103,12 +103,12 @@ fn flush_once(
         .send(Command::Rotate { reply })
         .map_err(|_| Error::Stopped)?;
     let (segment, count) = sealed.recv().map_err(|_| Error::Stopped)??;
-    let batches = shared
-        .read()
-        .unflushed
-        .get(..count)
-        .map(<[_]>::to_vec)
-        .unwrap_or_default();
+    let (batches, bytes): (Vec<_>, usize) = {
+        let state = shared.read();
+        let flushed = state.unflushed.get(..count).unwrap_or_default();
+        let batches = flushed.iter().map(|r| r.batch.clone()).collect();
+        (batches, flushed.iter().map(|r| r.bytes).sum())
+    };
     if !batches.is_empty() {
         let started = Instant::now();
         let written = shared.sink.persist(&batches, segment)?;
@@ -122,9 +122,7 @@ fn flush_once(
         state.files = Arc::new(files);
         state.unflushed.drain(..count);
         state.unflushed_rows -= rows;
-        state.unflushed_bytes = state
-            .unflushed_bytes
-            .saturating_sub(super::memory_of(&batches));
+        state.unflushed_bytes = state.unflushed_bytes.saturating_sub(bytes);
         state.oldest_unflushed = if state.unflushed.is_empty() {
             None
         } else {

@@ -308,7 +308,7 @@ fn store(
             batches.extend(write.into_kept(&indices)?);
         }
         let mut state = shared.write();
-        state.unflushed_bytes += super::memory_of(&batches);
+        state.unflushed_bytes += batches.iter().map(|r| r.bytes).sum::<usize>();
         state.unflushed.extend(batches);
         state.unflushed_rows += rows;
         state.oldest_unflushed.get_or_insert_with(Instant::now);
