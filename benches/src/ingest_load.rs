@@ -157,4 +157,18 @@ mod tests {
             Some("zstd")
         );
     }
+
+    /// The servers these benchmarks start run with the allocator settings
+    /// the systemd unit deploys, each of them.
+    #[test]
+    fn benchmarked_servers_get_the_deployed_allocator_settings() {
+        let unit = include_str!("../../deploy/systemd/trackhouse.service");
+        for (option, value) in server::DEPLOYED_ALLOCATOR_ENV {
+            let line = format!("Environment={option}={value}");
+            assert!(
+                unit.lines().any(|l| l.trim() == line),
+                "deploy/systemd/trackhouse.service lacks {line}"
+            );
+        }
+    }
 }

@@ -195,6 +195,18 @@ impl DataDir {
 /// How long a server may take to answer `/healthz` after it is started.
 pub const READY_PATIENCE: Duration = Duration::from_secs(120);
 
+/// The allocator settings of `deploy/systemd/trackhouse.service`
+/// (docs/decisions.md, decisions 114 and 135), given to every server these
+/// benchmarks start unless the caller's environment sets them.
+pub const DEPLOYED_ALLOCATOR_ENV: [(&str, &str); 3] = [
+    ("MIMALLOC_PURGE_DELAY", "50"),
+    ("MIMALLOC_ALLOW_THP", "0"),
+    (
+        "GLIBC_TUNABLES",
+        "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=33554432",
+    ),
+];
+
 /// A running `trackhouse serve`.
 #[derive(Debug)]
 pub struct TrackhouseServer {
@@ -266,10 +278,11 @@ impl TrackhouseServer {
             None => Command::new(&options.bin),
         };
         // As deploy/systemd/trackhouse.service runs it: mimalloc returns
-        // freed memory after 50 ms instead of a second, and maps no
-        // transparent huge pages (the peak RSS measured is the deployed
-        // one); the caller's settings win.
-        for (option, deployed) in [("MIMALLOC_PURGE_DELAY", "50"), ("MIMALLOC_ALLOW_THP", "0")] {
+        // freed memory after 50 ms instead of a second and maps no
+        // transparent huge pages, and glibc's malloc (zstd's contexts)
+        // keeps what it freed (the peak RSS measured is the deployed one);
+        // the caller's settings win.
+        for (option, deployed) in DEPLOYED_ALLOCATOR_ENV {
             if std::env::var_os(option).is_none() {
                 command.env(option, deployed);
             }
