@@ -1,11 +1,18 @@
-//! The stages a write runs on its request's thread, one at a time, for the
-//! criterion benchmark `benches/benches/intake.rs` (what each costs a
-//! message). Not an API: the server goes through [`crate::Preparer::prepare`],
-//! which runs the same functions.
+//! The stages a write runs on its request's thread, one at a time, and the
+//! flusher's, for the criterion benchmarks `benches/benches/intake.rs` and
+//! `benches/benches/flush.rs` (what each costs a message). Not an API: the
+//! server goes through [`crate::Preparer::prepare`] and its flusher thread,
+//! which run the same functions.
 
-use crate::Result;
+use std::path::Path;
+
+use arrow::record_batch::RecordBatch;
+
 use crate::batch::Encoding;
 use crate::rows::Rows;
+use crate::sink::Sink;
+use crate::sink::parquet::{ParquetConfig, ParquetSink};
+use crate::{IngestConfig, Result};
 
 /// A write's rows after [`encode`].
 #[derive(Debug)]
@@ -20,4 +27,29 @@ pub fn encode(rows: Rows) -> Encoded {
 /// and drops the rows; returns how many batches.
 pub fn prepare(encoded: Encoded) -> Result<usize> {
     Ok(encoded.0.prepare(&[])?.batches())
+}
+
+/// The memtable batches of a write whose rows are all new: what the writer
+/// puts in the memtable for it.
+pub fn memtable_batches(encoded: Encoded) -> Result<Vec<RecordBatch>> {
+    let prepared = encoded.0.prepare(&[])?;
+    let all: Vec<usize> = (0..prepared.keys().len()).collect();
+    Ok(prepared
+        .into_kept(&all)?
+        .into_iter()
+        .map(|resident| resident.batch)
+        .collect())
+}
+
+/// Flushes `batches` into a Parquet store at `root` as the flusher does with
+/// the engine's default settings: day files sorted by (tracker, time), and
+/// the catalog's commit. Returns how many files it wrote.
+pub fn flush(root: &Path, batches: &[RecordBatch]) -> Result<usize> {
+    let defaults = IngestConfig::new(root);
+    let sink = ParquetSink::open(ParquetConfig {
+        root: root.to_path_buf(),
+        row_group_rows: defaults.row_group_rows,
+        zstd_level: defaults.zstd_level,
+    })?;
+    Ok(sink.persist(batches, 0)?.len())
 }
