@@ -480,29 +480,27 @@ impl Rows {
         option(out, self.mn_csq[row], int32);
         option(out, self.mn_type[row], |out, t| varint(out, t as u64));
         option(out, self.flags[row], zigzag);
+        // Each kind's entries, counted, then written, in `InnerKind::ALL`'s
+        // order: a row's entries are in that order already (`push` writes
+        // them kind by kind, `retain` copies rows as they are), so one
+        // pass counts them and they are written as they lie.
         let entries = self.entries_of(row);
-        for kind in InnerKind::ALL {
-            let of_kind = entries
-                .iter()
-                .filter(|(id, _)| self.names.get(*id).kind == kind);
-            varint(out, of_kind.clone().count() as u64);
-            for (id, value) in of_kind {
-                let name = self.names.get(*id);
-                match value {
-                    InnerValue::Discrete(v) => {
-                        varint(out, u64::from(name.number));
-                        out.push(*v);
-                    }
-                    InnerValue::Number(v) => {
-                        text(out, &name.name);
-                        float(out, *v);
-                    }
-                    InnerValue::State(v) => {
-                        text(out, &name.name);
-                        state(out, v);
-                    }
-                }
+        let mut counts = [0usize; InnerKind::ALL.len()];
+        for (id, _) in entries {
+            let kind = kind_index(self.names.get(*id).kind);
+            debug_assert!(
+                counts[kind + 1..].iter().all(|&c| c == 0),
+                "entries out of kind order"
+            );
+            counts[kind] += 1;
+        }
+        let mut at = 0;
+        for count in counts {
+            varint(out, count as u64);
+            for (id, value) in &entries[at..at + count] {
+                self.encode_entry(out, *id, value);
             }
+            at += count;
         }
         scratch.clear();
         scratch.extend_from_slice(&out[start..server_at]);
@@ -511,6 +509,37 @@ impl Rows {
         let hash = xxhash_rust::xxh3::xxh3_64(scratch);
         varint(out, hash);
         hash
+    }
+}
+
+impl Rows {
+    /// One inner entry of a row's WAL encoding: its number or name, and its value.
+    fn encode_entry(&self, out: &mut Vec<u8>, id: u32, value: &InnerValue) {
+        let name = self.names.get(id);
+        match value {
+            InnerValue::Discrete(v) => {
+                varint(out, u64::from(name.number));
+                out.push(*v);
+            }
+            InnerValue::Number(v) => {
+                text(out, &name.name);
+                float(out, *v);
+            }
+            InnerValue::State(v) => {
+                text(out, &name.name);
+                state(out, v);
+            }
+        }
+    }
+}
+
+/// Where `kind` is in [`InnerKind::ALL`] (the encoding's order of kinds).
+fn kind_index(kind: InnerKind) -> usize {
+    match kind {
+        InnerKind::DiscreteInputs => 0,
+        InnerKind::DiscreteOutputs => 1,
+        InnerKind::Inputs => 2,
+        InnerKind::States => 3,
     }
 }
 
