@@ -442,15 +442,11 @@ impl Prepared {
             kept_runs(&mask, &mut runs);
             if runs.len() <= MAX_KEPT_RUNS {
                 // The rows left out are still in the buffers: each slice
-                // is counted from where the one before it ended, the last
-                // to the batch's end.
+                // is counted up to where the next one starts (the first
+                // from the batch's start, the last to its end).
                 let mut from = 0;
                 for (i, &(start, len)) in runs.iter().enumerate() {
-                    let to = if i + 1 == runs.len() {
-                        batch.num_rows()
-                    } else {
-                        start + len
-                    };
+                    let to = runs.get(i + 1).map_or(batch.num_rows(), |&(next, _)| next);
                     kept_batches.push(Resident {
                         batch: valued_only(batch.slice(start, len))?,
                         bytes: resident.share(from, to),

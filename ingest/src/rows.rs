@@ -487,7 +487,7 @@ impl Rows {
         let entries = self.entries_of(row);
         let mut counts = [0usize; InnerKind::ALL.len()];
         for (id, _) in entries {
-            let kind = kind_index(self.names.get(*id).kind);
+            let kind = self.names.get(*id).kind.index();
             debug_assert!(
                 counts[kind + 1..].iter().all(|&c| c == 0),
                 "entries out of kind order"
@@ -530,16 +530,6 @@ impl Rows {
                 state(out, v);
             }
         }
-    }
-}
-
-/// Where `kind` is in [`InnerKind::ALL`] (the encoding's order of kinds).
-fn kind_index(kind: InnerKind) -> usize {
-    match kind {
-        InnerKind::DiscreteInputs => 0,
-        InnerKind::DiscreteOutputs => 1,
-        InnerKind::Inputs => 2,
-        InnerKind::States => 3,
     }
 }
 

@@ -104,6 +104,12 @@ impl InnerKind {
         Self::States,
     ];
 
+    /// Where the kind is in [`ALL`](Self::ALL): the order of kinds in a
+    /// message's WAL encoding, and the declaration order.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The column name before the period.
     pub const fn prefix(self) -> &'static str {
         match self {
@@ -225,6 +231,13 @@ mod tests {
         );
         assert_eq!(InnerKind::split("flags.lbs"), None);
         assert_eq!(InnerKind::States.column("ignition"), "states.ignition");
+    }
+
+    #[test]
+    fn a_kinds_index_is_its_place_in_all() {
+        for (place, kind) in InnerKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), place);
+        }
     }
 
     #[test]
