@@ -349,6 +349,9 @@ pub(crate) enum Command {
         through: u64,
         reply: crossbeam_channel::Sender<Released>,
     },
+    /// Make the next group's sync fail after this pause, as a failing disk would.
+    #[cfg(test)]
+    FailNextSync { pause: Duration },
 }
 
 /// The ingest engine. [`Ingest::write`] returns once messages are durable and visible.

@@ -29,7 +29,8 @@ pub(crate) enum Stage {
     Writer,
     /// A commit recording its acknowledged points for the live views.
     Live,
-    /// A writer group's deduplication and WAL appends.
+    /// A writer group's deduplication, WAL appends and batches cut to the
+    /// rows kept (overlapping the sync of the group before).
     GroupDedupAppend,
     /// A writer group's batches joining the memtable (after its sync).
     GroupMemtable,
@@ -278,8 +279,10 @@ impl IngestMetrics {
              loader_wait (a commit waiting for the loader to read what its dedup needs), \
              writer (a commit from its hand-over to the writer thread to its answer: queue, group, sync), \
              live (a commit recording its points for live views), \
-             group_dedup_append (a writer group's deduplication and WAL appends), \
-             group_memtable (a writer group's batches joining the memtable, after the fdatasync in trackhouse_wal_fsync_seconds)",
+             group_dedup_append (a writer group's deduplication, WAL appends and batches cut to the rows kept, \
+             while the group before is synced), \
+             group_memtable (a writer group's batches joining the memtable, after its fdatasync on the sync thread, \
+             trackhouse_wal_fsync_seconds)",
             m.stages.clone(),
         );
         m

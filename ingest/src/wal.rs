@@ -4,7 +4,10 @@
 //! One writer thread owns a [`Wal`]. It [`append`](Wal::append)s records
 //! (buffered) and calls [`sync`](Wal::sync) once per group of records: when
 //! `sync` returns, every record appended before it is on disk (group commit
-//! is the caller's loop). [`rotate`](Wal::rotate) seals the current segment;
+//! is the caller's loop). Or it writes a group out with
+//! [`write_out_to_sync`](Wal::write_out_to_sync) and has another thread
+//! [`SyncPoint::sync`] it while it appends the next group, then hands the
+//! outcome back with [`synced`](Wal::synced). [`rotate`](Wal::rotate) seals the current segment;
 //! once the records of sealed segments are persisted elsewhere,
 //! [`release_through`](Wal::release_through) hands them over for another
 //! thread to delete ([`Released::delete`]). [`Wal::open`]
@@ -72,7 +75,9 @@ mod tests;
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) use error::WalError;
@@ -118,6 +123,50 @@ pub(crate) struct Wal {
     /// is appended until [`heal`](Self::heal) has cut it back and started a
     /// fresh segment.
     failed: Option<Failure>,
+    /// The next [`SyncPoint`] fails after this pause, as a failing disk's
+    /// `fdatasync` would.
+    #[cfg(test)]
+    fail_next_sync: Option<Duration>,
+}
+
+/// Records written out to the kernel, not yet known to be on disk: one
+/// `fdatasync` ([`SyncPoint::sync`], on any thread) makes them durable,
+/// and [`Wal::synced`] learns the outcome. Until then they count as
+/// unsynced: the segment does not roll over, and a failure gives them up.
+#[derive(Debug, Clone)]
+pub(crate) struct SyncPoint {
+    segment: u64,
+    /// The segment's bytes and records when written out.
+    len: u64,
+    records: u64,
+    durable: bool,
+    file: Arc<File>,
+    #[cfg(test)]
+    fault: Option<Duration>,
+}
+
+impl SyncPoint {
+    /// `fdatasync`s the segment (nothing when not `durable`: the records
+    /// are in the kernel then, so they survive the process being killed, not
+    /// the machine failing; `IngestConfig::wal_fsync` off, for
+    /// benchmarks): every record written out before is then on disk.
+    pub(crate) fn sync(&self) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(pause) = self.fault {
+            std::thread::sleep(pause);
+            return Err(std::io::Error::other("an injected fdatasync failure"));
+        }
+        if self.durable {
+            self.file.sync_data()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether [`sync`](Self::sync) calls `fdatasync`.
+    pub(crate) fn durable(&self) -> bool {
+        self.durable
+    }
 }
 
 /// A failure of the log that [`Wal::heal`] has not yet recovered from.
@@ -192,6 +241,8 @@ impl Wal {
             sealed: segments,
             bytes_written: 0,
             failed: None,
+            #[cfg(test)]
+            fail_next_sync: None,
         };
         Ok((wal, report))
     }
@@ -213,10 +264,7 @@ impl Wal {
     pub(crate) fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
         let len = segment::record_len(parts.iter().map(|part| part.len()).sum())?;
         self.ensure_usable()?;
-        if self.current.len() > self.segment_bytes
-            && self.current.records() > 0
-            && !self.current.unsynced()
-        {
+        if self.wants_roll() && !self.current.unsynced() {
             self.roll()?;
         }
         let appended = self.current.append(parts, len);
@@ -252,13 +300,56 @@ impl Wal {
         self.poison_on_err(synced)
     }
 
-    /// [`sync`](Self::sync) without the `fdatasync`: the records are in the
-    /// kernel, so they survive the process being killed, not the machine
-    /// failing (`IngestConfig::wal_fsync` off, for benchmarks).
-    pub(crate) fn write_out(&mut self) -> Result<()> {
+    /// Whether the current segment is full: the next append rolls over to
+    /// a new one, once every record before it is synced.
+    pub(crate) fn wants_roll(&self) -> bool {
+        self.current.len() > self.segment_bytes && self.current.records() > 0
+    }
+
+    /// Writes out every appended record and answers the point whose
+    /// [`SyncPoint::sync`] makes them durable (an `fdatasync` if `durable`),
+    /// for another thread while appends go on; [`synced`](Self::synced)
+    /// takes its outcome. A failure is the log's, as for [`sync`](Self::sync).
+    pub(crate) fn write_out_to_sync(&mut self, durable: bool) -> Result<SyncPoint> {
         self.ensure_usable()?;
-        let written = self.current.write_out(false);
-        self.poison_on_err(written)
+        let flushed = self.current.flush();
+        let (len, records) = self.poison_on_err(flushed)?;
+        Ok(SyncPoint {
+            segment: self.current.seq(),
+            len,
+            records,
+            durable,
+            file: self.current.handle().clone(),
+            #[cfg(test)]
+            fault: self.fail_next_sync.take(),
+        })
+    }
+
+    /// Takes the outcome of `point`'s sync: on success its records are
+    /// durable (later ones, appended meanwhile, are not); on failure the
+    /// log fails as after a failed [`sync`](Self::sync), giving up every
+    /// record since the last successful one. Points are answered in the
+    /// order they were taken, before any other call that may heal.
+    pub(crate) fn synced(&mut self, point: SyncPoint, outcome: std::io::Result<()>) -> Result<()> {
+        match outcome {
+            Ok(()) if point.segment == self.current.seq() => {
+                self.current.mark_synced(point.len, point.records);
+                Ok(())
+            }
+            // A roll syncs everything before it.
+            Ok(()) => Ok(()),
+            Err(source) => self.poison_on_err(Err(WalError::Sync {
+                path: segment::path(&self.dir, point.segment),
+                segment: point.segment,
+                source,
+            })),
+        }
+    }
+
+    /// Makes the next [`SyncPoint`] fail after `pause`.
+    #[cfg(test)]
+    pub(crate) fn fail_next_sync(&mut self, pause: Duration) {
+        self.fail_next_sync = Some(pause);
     }
 
     /// Syncs and seals the current segment and starts a new one; returns the

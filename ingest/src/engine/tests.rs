@@ -751,3 +751,58 @@ async fn writes_encoded_into_reused_buffers_are_logged_and_replayed_as_sent() {
     expected.sort_by_key(|&(tracker, time, _)| (tracker, time));
     assert_eq!(replayed, expected);
 }
+
+/// The next group's dedup and appends overlap the sync of the one before;
+/// when that sync fails, both fail, and both give their keys back: a retry
+/// of either is stored (once), nothing of either was kept.
+#[tokio::test]
+async fn a_failed_sync_fails_the_group_appended_meanwhile_and_gives_back_both_groups_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = Arc::new(open(dir.path()));
+    let first: Vec<Message> = (0..10).map(|i| message(7, NOW_MS + i, 1.0)).collect();
+    // The second group repeats the first (duplicates while it is in flight)
+    // and adds messages of its own.
+    let second: Vec<Message> = (0..15).map(|i| message(7, NOW_MS + i, 1.0)).collect();
+    open_sender(&ingest.commands)
+        .unwrap()
+        .send(Command::FailNextSync {
+            pause: Duration::from_millis(400),
+        })
+        .unwrap();
+    let failing = tokio::spawn({
+        let (ingest, first) = (ingest.clone(), first.clone());
+        async move { ingest.write(first).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let meanwhile = ingest.write(second.clone()).await;
+    let failed = failing.await.unwrap();
+    for outcome in [&failed, &meanwhile] {
+        assert!(
+            matches!(outcome, Err(Error::StorageUnavailable { .. })),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(rows(&ingest.snapshot()), 0, "nothing of either was kept");
+    // The log heals after its pause; then both are stored, each row once.
+    let mut retried = ingest.write(second.clone()).await;
+    for _ in 0..50 {
+        if retried.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        retried = ingest.write(second.clone()).await;
+    }
+    assert_eq!(
+        retried.unwrap(),
+        WriteOutcome {
+            accepted: 15,
+            duplicates: 0,
+            rejected: Vec::new(),
+        }
+    );
+    assert_eq!(ingest.write(first).await.unwrap().duplicates, 10);
+    ingest.crash_for_tests();
+    drop(ingest);
+    let ingest = open(dir.path());
+    assert_eq!(rows(&ingest.snapshot()), 15, "replayed once each");
+}

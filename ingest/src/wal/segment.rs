@@ -4,6 +4,7 @@ use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::{Result, WalError};
 
@@ -177,6 +178,8 @@ pub(super) struct SegmentWriter {
     seq: u64,
     path: PathBuf,
     file: BufWriter<File>,
+    /// The same file, to `fdatasync` from another thread while appends go on.
+    handle: Arc<File>,
     /// Bytes of the segment, header and buffered records included.
     len: u64,
     records: u64,
@@ -206,16 +209,19 @@ impl SegmentWriter {
             fs::rename(&temp, &path)?;
             Ok(file)
         };
-        let file = create().map_err(|source| WalError::CreateSegment {
-            path: path.clone(),
-            segment: seq,
-            source,
-        })?;
+        let (file, handle) = create()
+            .and_then(|file| Ok((file.try_clone()?, file)))
+            .map_err(|source| WalError::CreateSegment {
+                path: path.clone(),
+                segment: seq,
+                source,
+            })?;
         sync_dir(dir)?;
         Ok(Self {
             seq,
             path,
             file: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+            handle: Arc::new(handle),
             len: HEADER_LEN as u64,
             records: 0,
             synced: HEADER_LEN as u64,
@@ -228,13 +234,13 @@ impl SegmentWriter {
     /// may be a partial record), syncs it, and drops the buffered bytes
     /// unwritten. The segment then holds exactly its synced records.
     pub(super) fn cut_to_synced(&mut self) -> Result<()> {
-        let cut = |synced: u64| -> std::io::Result<File> {
+        let cut = |synced: u64| -> std::io::Result<(File, File)> {
             let file = OpenOptions::new().write(true).open(&self.path)?;
             file.set_len(synced)?;
             file.sync_data()?;
-            Ok(file)
+            Ok((file.try_clone()?, file))
         };
-        let file = cut(self.synced).map_err(|source| WalError::Truncate {
+        let (file, handle) = cut(self.synced).map_err(|source| WalError::Truncate {
             path: self.path.clone(),
             segment: self.seq,
             offset: self.synced,
@@ -247,6 +253,7 @@ impl SegmentWriter {
         // Its buffer holds bytes of the failed group: they must never reach
         // the file (dropping a `BufWriter` would write them).
         drop(failed.into_parts());
+        self.handle = Arc::new(handle);
         self.file
             .seek(SeekFrom::Start(self.synced))
             .map_err(|source| WalError::Write {
@@ -283,29 +290,39 @@ impl SegmentWriter {
 
     /// Writes the buffer out and `fdatasync`s the file.
     pub(super) fn sync(&mut self) -> Result<()> {
-        self.write_out(true)
+        let (len, records) = self.flush()?;
+        self.handle.sync_data().map_err(|source| WalError::Sync {
+            path: self.path.clone(),
+            segment: self.seq,
+            source,
+        })?;
+        self.mark_synced(len, records);
+        Ok(())
     }
 
-    /// Writes the buffer out to the kernel, and `fdatasync`s the file if `durable`.
-    pub(super) fn write_out(&mut self, durable: bool) -> Result<()> {
+    /// Writes the buffer out to the kernel; answers the segment's length
+    /// and records then, which an `fdatasync` started after makes durable.
+    pub(super) fn flush(&mut self) -> Result<(u64, u64)> {
         self.file.flush().map_err(|source| WalError::Write {
             path: self.path.clone(),
             segment: self.seq,
             source,
         })?;
-        if durable {
-            self.file
-                .get_ref()
-                .sync_data()
-                .map_err(|source| WalError::Sync {
-                    path: self.path.clone(),
-                    segment: self.seq,
-                    source,
-                })?;
+        Ok((self.len, self.records))
+    }
+
+    /// Records that the segment's first `len` bytes (`records` records)
+    /// are on disk. Never moves back, nor past what was appended.
+    pub(super) fn mark_synced(&mut self, len: u64, records: u64) {
+        if len > self.synced && len <= self.len {
+            self.synced = len;
+            self.synced_records = records;
         }
-        self.synced = self.len;
-        self.synced_records = self.records;
-        Ok(())
+    }
+
+    /// The file, for an `fdatasync` on another thread.
+    pub(super) fn handle(&self) -> &Arc<File> {
+        &self.handle
     }
 
     /// The segment's sequence number.

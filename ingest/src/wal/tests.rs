@@ -207,6 +207,65 @@ fn a_group_discarded_before_its_sync_never_reaches_the_disk() {
 }
 
 #[test]
+fn a_group_synced_on_another_thread_is_durable_and_the_next_one_is_not_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open_sized(dir.path(), 0, 1 << 10).unwrap();
+    wal.append(&[1; 2000]).unwrap();
+    let point = wal.write_out_to_sync(true).unwrap();
+    let syncing = std::thread::spawn({
+        let point = point.clone();
+        move || point.sync()
+    });
+    // The next group is appended while the first is synced; the segment,
+    // full, does not roll over while a record of it is unsynced.
+    wal.append(&[2; 100]).unwrap();
+    assert_eq!(wal.current_segment(), 1);
+    assert!(wal.wants_roll());
+    wal.synced(point, syncing.join().unwrap()).unwrap();
+    // The second group fails on its own: the cut takes it, not the first.
+    wal.discard_unsynced().unwrap();
+    wal.append(&[3; 10]).unwrap();
+    assert_eq!(wal.current_segment(), 2, "rolled over once all was synced");
+    let point = wal.write_out_to_sync(true).unwrap();
+    let outcome = point.sync();
+    wal.synced(point, outcome).unwrap();
+    drop(wal);
+
+    let (_, replayed, _) = open_sized(dir.path(), 0, 1 << 10).unwrap();
+    assert_eq!(payloads_of(&replayed), vec![vec![1; 2000], vec![3; 10]]);
+}
+
+#[test]
+fn a_failed_sync_on_another_thread_gives_up_its_group_and_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    wal.append(b"acknowledged").unwrap();
+    wal.sync().unwrap();
+    wal.append(b"failed group").unwrap();
+    wal.fail_next_sync(Duration::ZERO);
+    let point = wal.write_out_to_sync(true).unwrap();
+    wal.append(b"appended meanwhile").unwrap();
+    let outcome = point.sync();
+    assert!(outcome.is_err());
+    let failed = wal.synced(point, outcome).unwrap_err();
+    assert!(failed.is_storage_failure(), "{failed}");
+    assert!(wal.failure().is_some(), "a failed sync fails the log");
+    assert!(wal.append(b"refused").is_err());
+    std::thread::sleep(HEAL_PAUSE);
+    wal.heal().unwrap();
+    wal.append(b"after healing").unwrap();
+    wal.sync().unwrap();
+    drop(wal);
+
+    let (_, replayed, report) = open(dir.path(), 0).unwrap();
+    assert_eq!(
+        payloads_of(&replayed),
+        vec![b"acknowledged".to_vec(), b"after healing".to_vec()]
+    );
+    assert_eq!(report.torn_tails, 0);
+}
+
+#[test]
 fn a_full_segment_rolls_over_at_the_next_group() {
     let dir = tempfile::tempdir().unwrap();
     let (mut wal, _, _) = open_sized(dir.path(), 0, 1 << 10).unwrap();
