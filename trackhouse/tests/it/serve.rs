@@ -201,7 +201,15 @@ async fn the_engine_threads_run_above_the_request_threads() {
     }
     engine.sort();
     let names: Vec<&str> = engine.iter().map(|(comm, _)| comm.as_str()).collect();
-    assert_eq!(names, ["ingest-flusher", "ingest-loader", "ingest-writer"]);
+    assert_eq!(
+        names,
+        [
+            "ingest-flusher",
+            "ingest-loader",
+            "ingest-wal-sync",
+            "ingest-writer"
+        ]
+    );
     assert!(
         engine.iter().all(|(_, nice)| *nice == base),
         "{engine:?}, base {base}"
