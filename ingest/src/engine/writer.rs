@@ -97,12 +97,11 @@ pub(super) fn run(shared: Arc<Shared>, wal: Wal, commands: Receiver<Command>) {
         in_flight: None,
     };
     writer.run(&commands);
-    let Writer { wal, syncer, .. } = writer;
-    drop(syncer.points);
-    if syncer.thread.join().is_err() {
+    let Syncer { points, thread, .. } = writer.syncer;
+    drop(points);
+    if thread.join().is_err() {
         tracing::error!("the WAL sync thread panicked");
     }
-    drop(wal);
 }
 
 /// The sync thread: syncs each point it is given, answers the outcome.
@@ -247,7 +246,7 @@ impl Writer {
             group.replies.push((write.reply, write.prepared.len()));
             prepared.extend(write.prepared);
         }
-        let writes = prepared.len();
+        let group_writes = prepared.len();
         if let Err(e) = store(&self.shared, &mut self.wal, prepared, &mut group) {
             // Nothing of this group is acknowledged: its records must not
             // reach the disk with a later group's sync, nor its keys block a
@@ -270,7 +269,10 @@ impl Writer {
             self.finish(group);
             return;
         }
-        self.shared.metrics.group_writes.observe(writes as f64);
+        self.shared
+            .metrics
+            .group_writes
+            .observe(group_writes as f64);
         match self.wal.write_out_to_sync(self.shared.config.wal_fsync) {
             Ok(point) => {
                 let handed = self.syncer.points.send(point.clone()).is_ok();
@@ -315,7 +317,7 @@ impl Writer {
     }
 
     /// A durable group: its batches join the memtable, its writes are answered.
-    fn finish(&mut self, group: Appended) {
+    fn finish(&self, group: Appended) {
         let shared = &self.shared;
         let duplicates: usize = group.outcomes.iter().map(|o| o.duplicates).sum();
         if !group.batches.is_empty() {
@@ -337,7 +339,7 @@ impl Writer {
     }
 
     /// A group that is not stored: its keys leave the index, its writes get `error`.
-    fn fail(&mut self, group: Appended, error: &Error) {
+    fn fail(&self, group: Appended, error: &Error) {
         {
             let mut dedup = self.shared.dedup.lock();
             for (partition, time, hash) in group.recorded {
