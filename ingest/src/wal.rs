@@ -7,8 +7,8 @@
 //! is the caller's loop). Or it writes a group out with
 //! [`write_out_to_sync`](Wal::write_out_to_sync) and has another thread
 //! [`SyncPoint::sync`] it while it appends the next group, then hands the
-//! outcome back with [`synced`](Wal::synced). [`rotate`](Wal::rotate) seals the current segment;
-//! once the records of sealed segments are persisted elsewhere,
+//! outcome back with [`synced`](Wal::synced). [`rotate`](Wal::rotate)
+//! seals the current segment; once the records of sealed segments are persisted elsewhere,
 //! [`release_through`](Wal::release_through) hands them over for another
 //! thread to delete ([`Released::delete`]). [`Wal::open`]
 //! replays the segments that are not yet persisted elsewhere.
@@ -139,33 +139,23 @@ pub(crate) struct SyncPoint {
     /// The segment's bytes and records when written out.
     len: u64,
     records: u64,
-    durable: bool,
     file: Arc<File>,
     #[cfg(test)]
     fault: Option<Duration>,
 }
 
 impl SyncPoint {
-    /// `fdatasync`s the segment (nothing when not `durable`: the records
-    /// are in the kernel then, so they survive the process being killed, not
-    /// the machine failing; `IngestConfig::wal_fsync` off, for
-    /// benchmarks): every record written out before is then on disk.
+    /// `fdatasync`s the segment: every record written out before is then
+    /// on disk. (Without it, with `IngestConfig::wal_fsync` off for
+    /// benchmarks, the records are in the kernel: they survive the process
+    /// being killed, not the machine failing.)
     pub(crate) fn sync(&self) -> std::io::Result<()> {
         #[cfg(test)]
         if let Some(pause) = self.fault {
             std::thread::sleep(pause);
             return Err(std::io::Error::other("an injected fdatasync failure"));
         }
-        if self.durable {
-            self.file.sync_data()
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Whether [`sync`](Self::sync) calls `fdatasync`.
-    pub(crate) fn durable(&self) -> bool {
-        self.durable
+        self.file.sync_data()
     }
 }
 
@@ -307,10 +297,10 @@ impl Wal {
     }
 
     /// Writes out every appended record and answers the point whose
-    /// [`SyncPoint::sync`] makes them durable (an `fdatasync` if `durable`),
-    /// for another thread while appends go on; [`synced`](Self::synced)
-    /// takes its outcome. A failure is the log's, as for [`sync`](Self::sync).
-    pub(crate) fn write_out_to_sync(&mut self, durable: bool) -> Result<SyncPoint> {
+    /// [`SyncPoint::sync`] makes them durable, for another thread while
+    /// appends go on; [`synced`](Self::synced) takes its outcome. A
+    /// failure is the log's, as for [`sync`](Self::sync).
+    pub(crate) fn write_out_to_sync(&mut self) -> Result<SyncPoint> {
         self.ensure_usable()?;
         let flushed = self.current.flush();
         let (len, records) = self.poison_on_err(flushed)?;
@@ -318,7 +308,6 @@ impl Wal {
             segment: self.current.seq(),
             len,
             records,
-            durable,
             file: self.current.handle().clone(),
             #[cfg(test)]
             fault: self.fail_next_sync.take(),

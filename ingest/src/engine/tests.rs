@@ -806,3 +806,36 @@ async fn a_failed_sync_fails_the_group_appended_meanwhile_and_gives_back_both_gr
     let ingest = open(dir.path());
     assert_eq!(rows(&ingest.snapshot()), 15, "replayed once each");
 }
+
+/// With the WAL's fsync off (benchmarks), a group is answered once written
+/// out to the kernel: what was acknowledged survives the process, and is
+/// deduplicated after the restart as ever.
+#[tokio::test]
+async fn without_fsync_acknowledged_writes_survive_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = IngestConfig {
+        wal_fsync: false,
+        ..config(dir.path())
+    };
+    let ingest = Ingest::open(config.clone(), &mut Registry::default()).unwrap();
+    for part in 0..3 {
+        let outcome = ingest
+            .write(
+                (part * 10..part * 10 + 10)
+                    .map(|i| message(9, NOW_MS + i, 1.0))
+                    .collect(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.accepted, 10);
+    }
+    ingest.crash_for_tests();
+    drop(ingest);
+    let ingest = Ingest::open(config, &mut Registry::default()).unwrap();
+    assert_eq!(rows(&ingest.snapshot()), 30);
+    let again = ingest
+        .write((0..30).map(|i| message(9, NOW_MS + i, 1.0)).collect())
+        .await
+        .unwrap();
+    assert_eq!((again.accepted, again.duplicates), (0, 30));
+}

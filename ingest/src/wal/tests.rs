@@ -211,7 +211,7 @@ fn a_group_synced_on_another_thread_is_durable_and_the_next_one_is_not_yet() {
     let dir = tempfile::tempdir().unwrap();
     let (mut wal, _, _) = open_sized(dir.path(), 0, 1 << 10).unwrap();
     wal.append(&[1; 2000]).unwrap();
-    let point = wal.write_out_to_sync(true).unwrap();
+    let point = wal.write_out_to_sync().unwrap();
     let syncing = std::thread::spawn({
         let point = point.clone();
         move || point.sync()
@@ -226,7 +226,7 @@ fn a_group_synced_on_another_thread_is_durable_and_the_next_one_is_not_yet() {
     wal.discard_unsynced().unwrap();
     wal.append(&[3; 10]).unwrap();
     assert_eq!(wal.current_segment(), 2, "rolled over once all was synced");
-    let point = wal.write_out_to_sync(true).unwrap();
+    let point = wal.write_out_to_sync().unwrap();
     let outcome = point.sync();
     wal.synced(point, outcome).unwrap();
     drop(wal);
@@ -243,7 +243,7 @@ fn a_failed_sync_on_another_thread_gives_up_its_group_and_the_next() {
     wal.sync().unwrap();
     wal.append(b"failed group").unwrap();
     wal.fail_next_sync(Duration::ZERO);
-    let point = wal.write_out_to_sync(true).unwrap();
+    let point = wal.write_out_to_sync().unwrap();
     wal.append(b"appended meanwhile").unwrap();
     let outcome = point.sync();
     assert!(outcome.is_err());
