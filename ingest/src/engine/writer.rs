@@ -274,9 +274,9 @@ impl Writer {
             .observe(group_writes as f64);
         match self.wal.write_out_to_sync() {
             Ok(point) if !self.shared.config.wal_fsync => {
-                // Written out is all this mode promises: nothing to wait for.
-                self.in_flight = Some((group, point));
-                let _ = self.complete(Some(Ok(())));
+                // Written out is all this mode promises: nothing to wait
+                // for. A failure is answered to the group's writes.
+                let _ = self.conclude(group, point, Ok(()));
             }
             Ok(point) => {
                 let handed = self.syncer.points.send(point.clone()).is_ok();
@@ -307,6 +307,17 @@ impl Writer {
         };
         let outcome =
             outcome.unwrap_or_else(|| Err(std::io::Error::other("the WAL sync thread stopped")));
+        self.conclude(group, point, outcome)
+    }
+
+    /// Hands the outcome of `group`'s sync to the log and finishes or fails
+    /// the group; its error if it failed.
+    fn conclude(
+        &mut self,
+        group: Appended,
+        point: SyncPoint,
+        outcome: std::io::Result<()>,
+    ) -> Result<()> {
         match self.wal.synced(point, outcome) {
             Ok(()) => {
                 self.finish(group);
