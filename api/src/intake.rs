@@ -195,6 +195,7 @@ async fn messages(
         generation: stats.generation,
         max_listed: config.max_listed_rejections,
         body: body_number,
+        preparer: state.ingest().preparer()?,
     });
     let Stored {
         accepted,
@@ -224,17 +225,38 @@ async fn messages(
 /// A long body is cut into chunks of whole lines, each parsed and
 /// prepared on its own task as soon as it has arrived (the body's parse
 /// overlaps its arrival and uses every free core). Once the whole body has
-/// arrived and every chunk is prepared, the chunks are committed as one
-/// (`Ingest::commit_all`): a body refused as too large or too slow, or
-/// answered with an error (503 when the writer is behind), stores nothing.
-/// Answers the body's counts and rejections.
+/// arrived, its chunks go to the writer in the body's order as they are
+/// prepared, those ready together as one group (`Ingest::hand`), so the
+/// writer's work and the WAL's sync for the first chunks overlap the
+/// parse of the last; the answer waits until every chunk is durable and
+/// visible. A body refused as too large or too slow stores nothing (no
+/// chunk is handed before its last byte), and so does one refused with
+/// 503: the memtable's limits admit or refuse a body whole (`Preparer`),
+/// and only its first group may find the writer's queue full (the others
+/// wait for room). A later error (the writer stopping, a disk failing) may
+/// leave some chunks stored: the retry stores the rest, each line once
+/// (deduplication). Answers the body's counts and rejections.
 async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiResult<Stored> {
     let state = &request.state;
+    let ingest = state.ingest();
     let config = &state.inner.config;
     let limit = config.max_ingest_bytes;
     let timeout = config.request_body_timeout;
     let deadline = tokio::time::Instant::now() + timeout;
     let mut chunks = futures::stream::FuturesUnordered::new();
+    let mut dispatched = 0_usize;
+    // Chunk `dispatched` of the body to a parse task.
+    macro_rules! dispatch {
+        ($lines:expr, $first_line:expr) => {{
+            chunks.push(prepare_chunk(
+                request.clone(),
+                $lines,
+                $first_line,
+                dispatched,
+            ));
+            dispatched += 1;
+        }};
+    }
     let mut chunker = intake::Chunker::new(state.inner.intake_chunks.clone());
     let mut body = Limited::new(body, limit);
     let mut receiving = true;
@@ -256,55 +278,77 @@ async fn store_body(request: Arc<Request>, body: Body, encoding: String) -> ApiR
         .await?;
         let decoded = Bytes::from(decoded);
         for chunk in intake::chunks(&decoded, config.intake_chunk_bytes) {
-            let lines = decoded.slice(chunk.range);
-            chunks.push(prepare_chunk(request.clone(), lines, chunk.first_line));
+            dispatch!(decoded.slice(chunk.range), chunk.first_line);
         }
         receiving = false;
     }
-    let mut ready = Vec::new();
+    // Prepared chunks not yet handed to the writer, by their place in the body.
+    let mut ready = std::collections::BTreeMap::new();
+    // The group being handed (one at a time: the writer takes them in the
+    // body's order), and the groups handed, awaited in that order.
+    let mut handing = futures::stream::FuturesUnordered::new();
+    let mut handed = futures::stream::FuturesOrdered::new();
+    // Each handed chunk's line numbers, in the body's order.
+    let mut kept_lines = Vec::new();
+    let mut stored = Stored {
+        accepted: 0,
+        duplicates: 0,
+        rejected: intake::Rejections::new(request.max_listed),
+    };
+    let mut outcomes = Vec::new();
+    let mut prepared_at = None;
     loop {
+        if !receiving && handing.is_empty() {
+            let mut writes = Vec::new();
+            while let Some(chunk) = ready.remove(&kept_lines.len()) {
+                let ReadyChunk {
+                    lines,
+                    write,
+                    rejected,
+                    index: _,
+                } = chunk;
+                writes.push(*write);
+                kept_lines.push(lines);
+                stored.rejected.absorb(rejected);
+            }
+            if !writes.is_empty() {
+                let continues = kept_lines.len() > writes.len();
+                handing.push(ingest.hand(writes, continues));
+            }
+        }
+        if prepared_at.is_none() && !receiving && chunks.is_empty() {
+            metrics.observe_intake_stage(IntakeStage::Parse, received);
+            prepared_at = Some(std::time::Instant::now());
+        }
         tokio::select! {
             frame = tokio::time::timeout_at(deadline, body.frame()), if receiving => {
                 let frame = frame.map_err(|_| params::too_slow(timeout))?;
                 if let Some(frame) = frame {
                     let frame = frame.map_err(|e| params::body_error(&e, limit))?;
                     if let Ok(data) = frame.into_data() {
-                        chunker.push(&data, |lines, first_line| {
-                            chunks.push(prepare_chunk(request.clone(), lines.into(), first_line));
-                        });
+                        chunker.push(&data, |lines, first_line| dispatch!(lines.into(), first_line));
                     }
                 } else {
                     receiving = false;
                     received = std::time::Instant::now();
                     metrics.observe_intake_stage(IntakeStage::Receive, begun);
                     if let Some((lines, first_line)) = chunker.finish() {
-                        chunks.push(prepare_chunk(request.clone(), lines.into(), first_line));
+                        dispatch!(lines.into(), first_line);
                     }
                 }
             }
-            Some(chunk) = chunks.next() => ready.push(chunk?),
+            Some(chunk) = chunks.next() => {
+                let chunk = chunk?;
+                ready.insert(chunk.index, chunk);
+            }
+            Some(group) = handing.next() => handed.push_back(group?.outcomes()),
+            Some(group) = handed.next() => outcomes.extend(group?),
             else => break,
         }
     }
-    metrics.observe_intake_stage(IntakeStage::Parse, received);
-    // In the body's order: the per-day limit on inner columns refuses the
-    // same lines whatever the chunking.
-    ready.sort_unstable_by_key(|chunk: &ReadyChunk| chunk.lines.first().copied());
-    let mut writes = Vec::with_capacity(ready.len());
-    let mut stored = Stored {
-        accepted: 0,
-        duplicates: 0,
-        rejected: intake::Rejections::new(request.max_listed),
-    };
-    let mut kept_lines = Vec::with_capacity(ready.len());
-    for chunk in ready {
-        writes.push(*chunk.write);
-        kept_lines.push(chunk.lines);
-        stored.rejected.absorb(chunk.rejected);
+    if let Some(prepared_at) = prepared_at {
+        metrics.observe_intake_stage(IntakeStage::Commit, prepared_at);
     }
-    let committing = std::time::Instant::now();
-    let outcomes = state.ingest().commit_all(writes).await?;
-    metrics.observe_intake_stage(IntakeStage::Commit, committing);
     for (lines, outcome) in kept_lines.iter().zip(outcomes) {
         stored.accepted += outcome.accepted;
         stored.duplicates += outcome.duplicates;
@@ -332,6 +376,8 @@ struct Request {
     max_listed: usize,
     /// The body's number: its chunks take parse tasks before later bodies'.
     body: u64,
+    /// Prepares the body's writes, admitting or refusing them together.
+    preparer: ingest::Preparer,
 }
 
 /// What a body stored and refused.
@@ -343,6 +389,8 @@ struct Stored {
 
 /// One chunk of a body, prepared: its write and the lines it refused.
 struct ReadyChunk {
+    /// Its place in the body, from 0.
+    index: usize,
     /// The body's line numbers of the write's messages, in order.
     lines: Vec<usize>,
     /// Boxed: a future of [`prepare_chunk`] is moved while it is polled.
@@ -351,15 +399,16 @@ struct ReadyChunk {
 }
 
 /// Parses, resolves and prepares one chunk of a request's body (`lines`,
-/// whose first line is line `first_line` of the body), for the body's
-/// commit.
+/// whose first line is line `first_line` of the body; chunk `index` of
+/// it), for the body's commit.
 async fn prepare_chunk(
     request: Arc<Request>,
     lines: Bytes,
     first_line: usize,
+    index: usize,
 ) -> ApiResult<ReadyChunk> {
     let state = &request.state;
-    let preparer = state.ingest().preparer()?;
+    let preparer = request.preparer.clone();
     let task = request.clone();
     // One blocking task parses the lines, and when memory holds every
     // tracker they name (at the generation the token's look-up read),
@@ -373,6 +422,7 @@ async fn prepare_chunk(
             generation,
             max_listed,
             body: _,
+            preparer: _,
         } = &*task;
         let (parsed, mut rejected) =
             intake::parse_lines_capped(&lines, first_line, rules, *max_listed);
@@ -413,6 +463,7 @@ async fn prepare_chunk(
                 .metrics
                 .count_lookup(LookupKind::Trackers, &stats, lookup.entries());
             Ok(ReadyChunk {
+                index,
                 lines,
                 write,
                 rejected,
@@ -423,10 +474,11 @@ async fn prepare_chunk(
             mut rejected,
         } => {
             let (lines, rows) = resolve(state, *parsed, request.owner, &mut rejected).await?;
-            let preparer = state.ingest().preparer()?;
+            let preparer = request.preparer.clone();
             let write =
                 on_parse_task(state, request.body, move || Ok(preparer.prepare(rows)?)).await?;
             Ok(ReadyChunk {
+                index,
                 lines,
                 write: Box::new(write),
                 rejected,

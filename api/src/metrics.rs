@@ -106,7 +106,7 @@ pub(crate) enum IntakeStage {
     Receive,
     /// From the body's last byte until every chunk is parsed and prepared.
     Parse,
-    /// The body's chunks committed as one: until durable and visible.
+    /// From the last chunk prepared until every chunk is durable and visible.
     Commit,
 }
 
@@ -157,7 +157,7 @@ impl Metrics {
             "trackhouse_intake_stage_seconds",
             "Time of each stage of an intake body, by stage: receive (from its request slot to its last byte), \
              parse (from its last byte until every chunk is parsed, resolved and prepared), \
-             commit (its chunks committed as one, until durable and visible; trackhouse_ingest_stage_seconds splits it)",
+             commit (from the last chunk prepared until every chunk is durable and visible; trackhouse_ingest_stage_seconds splits it)",
             metrics.intake_stages.clone(),
         );
         registry.register(

@@ -8,6 +8,7 @@ mod writer;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -506,11 +507,14 @@ impl Ingest {
         self.commit(write).await
     }
 
-    /// What prepares writes: a handle for a blocking thread.
+    /// What prepares the writes of one request: a handle for blocking
+    /// threads. Its clones admit or refuse the request's writes together
+    /// (see [`Preparer::prepare`]).
     pub fn preparer(&self) -> Result<Preparer> {
         Ok(Preparer {
             shared: self.shared.clone(),
             loads: open_sender(&self.loads)?,
+            admission: Arc::new(AtomicU8::new(UNDECIDED)),
         })
     }
 
@@ -524,9 +528,21 @@ impl Ingest {
     /// Commits `writes` as one, answering each one's outcome in order: the
     /// writer takes them into one group, so either every accepted message
     /// of every write is durable and visible, or (an error) none was
-    /// acknowledged and a retry stores them all. The parts of one request
-    /// (a long body's chunks) are committed so.
+    /// acknowledged and a retry stores them all.
     pub async fn commit_all(&self, writes: Vec<PreparedWrite>) -> Result<Vec<WriteOutcome>> {
+        self.hand(writes, false).await?.outcomes().await
+    }
+
+    /// Hands `writes` to the writer as one group, once the loader has read
+    /// what their dedup needs, and returns without waiting for them to be
+    /// durable ([`Handed::outcomes`] waits). Groups handed one after the
+    /// other are taken in that order.
+    ///
+    /// When the writer's queue is full, a write that is the first of its
+    /// request is refused ([`Error::Backpressure`], nothing stored); one
+    /// that `continues` a request whose earlier parts were handed waits
+    /// for room instead, so that an admitted body is stored whole.
+    pub async fn hand(&self, writes: Vec<PreparedWrite>, continues: bool) -> Result<Handed<'_>> {
         // Past the patience (a slow disk), the writer reads what is left.
         let patience = tokio::time::Instant::now() + LOADER_PATIENCE;
         let metrics = &self.shared.metrics;
@@ -545,38 +561,41 @@ impl Ingest {
         if waited {
             metrics.observe_stage(Stage::LoaderWait, begun);
         }
-        let mut outcomes = if prepared.is_empty() {
-            Vec::new().into_iter()
-        } else {
-            let handed = Instant::now();
-            let (reply, answer) = tokio::sync::oneshot::channel();
-            let sender = open_sender(&self.commands)?;
-            match sender.try_send(Command::Write { prepared, reply }) {
-                Ok(()) => {}
+        if prepared.is_empty() {
+            return Ok(Handed {
+                ingest: self,
+                answer: None,
+                points,
+            });
+        }
+        let handed = Instant::now();
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let sender = open_sender(&self.commands)?;
+        let mut command = Command::Write { prepared, reply };
+        loop {
+            match sender.try_send(command) {
+                Ok(()) => break,
+                // Behind the request's earlier groups in the same queue: as
+                // long a wait as theirs for their sync, and a 503 now would
+                // have to say "nothing stored" of a body partly stored.
+                Err(TrySendError::Full(back)) if continues => {
+                    command = back;
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
                 Err(TrySendError::Full(_)) => {
-                    self.shared.metrics.count_backpressure("pending_writes");
+                    metrics.count_backpressure("pending_writes");
                     return Err(Error::Backpressure {
                         reason: "too many writes are queued",
                     });
                 }
                 Err(TrySendError::Disconnected(_)) => return Err(Error::Stopped),
             }
-            let answered = answer.await.map_err(|_| Error::Stopped)??;
-            metrics.observe_stage(Stage::Writer, handed);
-            answered.into_iter()
-        };
-        let recording = Instant::now();
-        let mut answered = Vec::with_capacity(points.len());
-        for (sent, points) in points {
-            let outcome = match sent {
-                true => outcomes.next().unwrap_or_default(),
-                false => WriteOutcome::default(),
-            };
-            self.record_live(points, &outcome);
-            answered.push(outcome);
         }
-        metrics.observe_stage(Stage::Live, recording);
-        Ok(answered)
+        Ok(Handed {
+            ingest: self,
+            answer: Some((answer, handed)),
+            points,
+        })
     }
 
     /// Records the acknowledged points of a write (duplicates again, harmlessly; not the rejected).
@@ -693,7 +712,21 @@ impl Ingest {
 pub struct Preparer {
     shared: Arc<Shared>,
     loads: Sender<loader::Request>,
+    /// Whether the request's writes pass the memtable's limits: decided
+    /// by the first of them prepared, for all ([`UNDECIDED`], [`ADMITTED`]
+    /// or the index of the limit in [`MEMTABLE_LIMITS`] that refused them).
+    admission: Arc<AtomicU8>,
 }
+
+/// A request none of whose writes was prepared yet.
+const UNDECIDED: u8 = u8::MAX;
+/// A request whose writes pass the memtable's limits.
+const ADMITTED: u8 = u8::MAX - 1;
+/// The memtable's limits: the label on `/metrics` and the refusal's reason.
+const MEMTABLE_LIMITS: [(&str, &str); 2] = [
+    ("unflushed_rows", "too many rows wait to be flushed"),
+    ("unflushed_bytes", "too many bytes wait to be flushed"),
+];
 
 /// A write made ready by [`Preparer::prepare`], for [`Ingest::commit`]:
 /// the messages are gone, dropped by the thread that prepared them.
@@ -708,10 +741,100 @@ pub struct PreparedWrite {
 }
 
 impl Preparer {
+    /// Whether the request's writes may be prepared: decided by the
+    /// memtable's state at the first of them, for all.
+    fn admit(&self) -> Result<()> {
+        let mut decision = self.admission.load(Ordering::Acquire);
+        if decision == UNDECIDED {
+            let (state, config) = (self.shared.read(), &self.shared.config);
+            let verdict = if state.unflushed_rows > config.max_unflushed_rows {
+                0
+            } else if state.unflushed_bytes > config.max_unflushed_bytes {
+                1
+            } else {
+                ADMITTED
+            };
+            drop(state);
+            decision = match self.admission.compare_exchange(
+                UNDECIDED,
+                verdict,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if let Some((limit, _)) = MEMTABLE_LIMITS.get(usize::from(verdict)) {
+                        self.shared.metrics.count_backpressure(limit);
+                    }
+                    verdict
+                }
+                Err(decided) => decided,
+            };
+        }
+        match MEMTABLE_LIMITS.get(usize::from(decision)) {
+            Some(&(_, reason)) => Err(Error::Backpressure { reason }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes handed to the writer ([`Ingest::hand`]), not yet durable.
+#[derive(Debug)]
+#[must_use = "the writes are acknowledged only once their outcomes are awaited"]
+pub struct Handed<'a> {
+    ingest: &'a Ingest,
+    /// The writer's answer and when the writes were handed; `None` when
+    /// no write had messages.
+    answer: Option<(WriterAnswer, Instant)>,
+    /// Each write's live points, and whether it went to the writer.
+    points: Vec<(bool, LivePoints)>,
+}
+
+/// A write's positions for the live trails: each with its message's index.
+type LivePoints = Vec<(usize, (TrackerId, LivePoint))>;
+
+/// The writer's answer to a group: one outcome per write, in order.
+type WriterAnswer = tokio::sync::oneshot::Receiver<Result<Vec<WriteOutcome>>>;
+
+impl Handed<'_> {
+    /// Waits until the writes' accepted messages are durable and visible,
+    /// records their live points, and answers each write's outcome in the
+    /// order handed.
+    pub async fn outcomes(self) -> Result<Vec<WriteOutcome>> {
+        let metrics = &self.ingest.shared.metrics;
+        let mut outcomes = match self.answer {
+            None => Vec::new().into_iter(),
+            Some((answer, handed)) => {
+                let answered = answer.await.map_err(|_| Error::Stopped)??;
+                metrics.observe_stage(Stage::Writer, handed);
+                answered.into_iter()
+            }
+        };
+        let recording = Instant::now();
+        let mut answered = Vec::with_capacity(self.points.len());
+        for (sent, points) in self.points {
+            let outcome = match sent {
+                true => outcomes.next().unwrap_or_default(),
+                false => WriteOutcome::default(),
+            };
+            self.ingest.record_live(points, &outcome);
+            answered.push(outcome);
+        }
+        metrics.observe_stage(Stage::Live, recording);
+        Ok(answered)
+    }
+}
+
+impl Preparer {
     /// Prepares the write of `rows` (their trackers resolved) on this
     /// thread (CPU only: what the write's dedup needs from storage is asked
     /// of the loader thread, and [`Ingest::commit`] awaits it).
-    /// [`Error::Backpressure`] at once when the memtable is full.
+    ///
+    /// [`Error::Backpressure`] at once when the memtable is full, as it is
+    /// when the first write of this preparer and its clones (the request)
+    /// is prepared: they are all refused then, or none is. So a long body's
+    /// chunks, prepared and committed one by one, are stored whole or not
+    /// at all under memory pressure (the memtable may go beyond its limit
+    /// by the bodies in flight, each bounded by `--max-ingest-bytes`).
     pub fn prepare(&self, rows: Rows) -> Result<PreparedWrite> {
         if rows.is_empty() {
             return Ok(PreparedWrite {
@@ -721,20 +844,7 @@ impl Preparer {
             });
         }
         let shared = &self.shared;
-        let full = {
-            let (state, config) = (shared.read(), &shared.config);
-            if state.unflushed_rows > config.max_unflushed_rows {
-                Some(("unflushed_rows", "too many rows wait to be flushed"))
-            } else if state.unflushed_bytes > config.max_unflushed_bytes {
-                Some(("unflushed_bytes", "too many bytes wait to be flushed"))
-            } else {
-                None
-            }
-        };
-        if let Some((limit, reason)) = full {
-            shared.metrics.count_backpressure(limit);
-            return Err(Error::Backpressure { reason });
-        }
+        self.admit()?;
         let points: Vec<(usize, (TrackerId, LivePoint))> = (0..rows.len())
             .filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?)))
             .collect();

@@ -42,7 +42,7 @@ pub use engine::{
     DEFAULT_COMPACT_MAX_ROWS, DEFAULT_COMPACT_MIN_FILES, DEFAULT_COMPACT_SMALL_ROWS,
     DEFAULT_DEDUP_MAX_ENTRIES, DEFAULT_DEDUP_RECENT, DEFAULT_FLUSH_BYTES,
     DEFAULT_LIVE_POINTS_PER_TRACKER, DEFAULT_MAX_INNER_NAMES_PER_DAY, DEFAULT_MAX_UNFLUSHED_BYTES,
-    Ingest, IngestConfig, PreparedWrite, Preparer, WriteOutcome,
+    Handed, Ingest, IngestConfig, PreparedWrite, Preparer, WriteOutcome,
 };
 pub use error::{Error, Result};
 pub use live::{LivePoint, LivePositions, TrackerTrail};

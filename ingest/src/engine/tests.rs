@@ -279,6 +279,60 @@ async fn a_full_memtable_refuses_writes_until_flushed() {
     ingest.shutdown().unwrap();
 }
 
+/// A preparer's clones (one request's chunks) are admitted or refused
+/// together, by the memtable's state at the first of them: a body admitted
+/// is stored whole though the memtable passes its limit halfway through
+/// it, and one refused stores nothing, though the memtable has room again
+/// when its later chunks are prepared.
+#[tokio::test]
+async fn the_writes_of_one_preparer_are_admitted_or_refused_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = Ingest::open(
+        IngestConfig {
+            max_unflushed_rows: 10,
+            ..config(dir.path())
+        },
+        &mut Registry::default(),
+    )
+    .unwrap();
+    let rows = |from: i64, n: i64| {
+        let messages: Vec<Message> = (from..from + n)
+            .map(|i| message(1, NOW_MS + i, 1.0))
+            .collect();
+        Rows::from_messages(&messages)
+    };
+    let admitted = ingest.preparer().unwrap();
+    let first = admitted.prepare(rows(0, 11)).unwrap();
+    let handed = ingest.hand(vec![first], false).await.unwrap();
+    assert_eq!(handed.outcomes().await.unwrap()[0].accepted, 11);
+    // Past the limit now: a new request is refused, this one's next chunk is not.
+    let refused = ingest.preparer().unwrap();
+    assert!(matches!(
+        refused.prepare(rows(100, 1)),
+        Err(Error::Backpressure { .. })
+    ));
+    let second = admitted.clone().prepare(rows(11, 5)).unwrap();
+    let outcomes = ingest.commit_all(vec![second]).await.unwrap();
+    assert_eq!(outcomes[0].accepted, 5);
+    ingest.flush().unwrap();
+    // Room again, but the refused request stays refused, every chunk of it.
+    assert!(matches!(
+        refused.clone().prepare(rows(100, 1)),
+        Err(Error::Backpressure { .. })
+    ));
+    assert_eq!(
+        ingest
+            .write(vec![message(1, NOW_MS + 100, 1.0)])
+            .await
+            .unwrap()
+            .accepted,
+        1
+    );
+    // A preparer holds the loader's queue open: the engine stops once they are gone.
+    drop((admitted, refused));
+    ingest.shutdown().unwrap();
+}
+
 /// Past `max_unflushed_bytes` of Arrow arrays in memory, writes are
 /// refused (counted by limit) until a flush frees them.
 #[tokio::test]
