@@ -599,7 +599,7 @@ impl Ingest {
     }
 
     /// Records the acknowledged points of a write (duplicates again, harmlessly; not the rejected).
-    fn record_live(&self, points: Vec<(usize, (TrackerId, LivePoint))>, outcome: &WriteOutcome) {
+    fn record_live(&self, points: LivePoints, outcome: &WriteOutcome) {
         if outcome.rejected.is_empty() {
             self.live.record(points.into_iter().map(|(_, point)| point));
             return;
@@ -735,46 +735,9 @@ pub struct PreparedWrite {
     /// `None` for a write of no messages.
     prepared: Option<Prepared>,
     /// The positions, by message, for the live trails once acknowledged.
-    points: Vec<(usize, (TrackerId, LivePoint))>,
+    points: LivePoints,
     /// Answered once the loader has read what the write's dedup needs.
     loading: Option<tokio::sync::oneshot::Receiver<()>>,
-}
-
-impl Preparer {
-    /// Whether the request's writes may be prepared: decided by the
-    /// memtable's state at the first of them, for all.
-    fn admit(&self) -> Result<()> {
-        let mut decision = self.admission.load(Ordering::Acquire);
-        if decision == UNDECIDED {
-            let (state, config) = (self.shared.read(), &self.shared.config);
-            let verdict = if state.unflushed_rows > config.max_unflushed_rows {
-                0
-            } else if state.unflushed_bytes > config.max_unflushed_bytes {
-                1
-            } else {
-                ADMITTED
-            };
-            drop(state);
-            decision = match self.admission.compare_exchange(
-                UNDECIDED,
-                verdict,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    if let Some((limit, _)) = MEMTABLE_LIMITS.get(usize::from(verdict)) {
-                        self.shared.metrics.count_backpressure(limit);
-                    }
-                    verdict
-                }
-                Err(decided) => decided,
-            };
-        }
-        match MEMTABLE_LIMITS.get(usize::from(decision)) {
-            Some(&(_, reason)) => Err(Error::Backpressure { reason }),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Writes handed to the writer ([`Ingest::hand`]), not yet durable.
@@ -845,7 +808,7 @@ impl Preparer {
         }
         let shared = &self.shared;
         self.admit()?;
-        let points: Vec<(usize, (TrackerId, LivePoint))> = (0..rows.len())
+        let points: LivePoints = (0..rows.len())
             .filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?)))
             .collect();
         // A pooled buffer for a write of a fair size (a small one needs no
@@ -871,6 +834,41 @@ impl Preparer {
             points,
             loading,
         })
+    }
+
+    /// Whether the request's writes may be prepared: decided by the
+    /// memtable's state at the first of them, for all.
+    fn admit(&self) -> Result<()> {
+        let mut decision = self.admission.load(Ordering::Acquire);
+        if decision == UNDECIDED {
+            let (state, config) = (self.shared.read(), &self.shared.config);
+            let verdict = if state.unflushed_rows > config.max_unflushed_rows {
+                0
+            } else if state.unflushed_bytes > config.max_unflushed_bytes {
+                1
+            } else {
+                ADMITTED
+            };
+            drop(state);
+            decision = match self.admission.compare_exchange(
+                UNDECIDED,
+                verdict,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if let Some((limit, _)) = MEMTABLE_LIMITS.get(usize::from(verdict)) {
+                        self.shared.metrics.count_backpressure(limit);
+                    }
+                    verdict
+                }
+                Err(decided) => decided,
+            };
+        }
+        match MEMTABLE_LIMITS.get(usize::from(decision)) {
+            Some(&(_, reason)) => Err(Error::Backpressure { reason }),
+            None => Ok(()),
+        }
     }
 }
 
