@@ -8,9 +8,18 @@
 //! engine's defaults, zstd level 3, 64 Ki-row groups, page statistics, and
 //! the catalog's commit with its fsyncs).
 //!
+//! `flush/compact` is the flusher's other stage: the same rows flushed in
+//! [`SMALL_FLUSHES`] parts, then their small day files rewritten into as
+//! few as the defaults allow (`ingest::stages::compact`: every file read
+//! back, its rows gathered again per (day, tracker), written, committed).
+//! At a fleet's usual rate, 10,000 trackers each sending a message a
+//! second, a flush holds about 50,000 rows, so every flushed file is small
+//! and each row is merged a few times on its way to a full day file: this
+//! stage, not the first flush, is most of what the flusher spends.
+//!
 //! What it leaves out of the flusher thread: swapping the files into the
-//! state, the dedup index's count-off of the flushed keys, deleting WAL
-//! segments, and compaction (which rewrites small files the same way).
+//! state, the dedup index's count-off of the flushed keys, and deleting WAL
+//! segments and replaced files.
 //!
 //! `cargo bench -p benches --bench flush`
 
@@ -34,6 +43,8 @@ const TRACKERS: usize = 10_000;
 const LINES: usize = 1_000;
 /// Writes in one flush.
 const WRITES: usize = 100;
+/// Flushes the rows come in before `flush/compact` rewrites their files.
+const SMALL_FLUSHES: usize = 4;
 /// 2024-06-02T00:00:00Z: the midnight the lines cross.
 const MIDNIGHT_MS: i64 = 1_717_286_400_000;
 
@@ -109,6 +120,40 @@ fn flush(c: &mut Criterion) {
             || tempfile::tempdir().expect("a temporary directory"),
             |dir| {
                 let files = ingest::stages::flush(dir.path(), &batches).expect("the flush");
+                black_box(files);
+                dir
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    let small = |dir: &std::path::Path| {
+        for part in batches.chunks(batches.len().div_ceil(SMALL_FLUSHES)) {
+            ingest::stages::flush(dir, part).expect("a small flush");
+        }
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    small(dir.path());
+    let small_files = ingest::listed_files(dir.path()).expect("the files").len();
+    let files = ingest::stages::compact(dir.path()).expect("the compaction");
+    let bytes: u64 = ingest::listed_files(dir.path())
+        .expect("the files")
+        .iter()
+        .map(|f| f.bytes)
+        .sum();
+    eprintln!(
+        "compact: {small_files} files of {SMALL_FLUSHES} flushes into {files} files, \
+         {:.1} bytes a row",
+        bytes as f64 / rows as f64
+    );
+    group.bench_function("compact", |b| {
+        b.iter_batched(
+            || {
+                let dir = tempfile::tempdir().expect("a temporary directory");
+                small(dir.path());
+                dir
+            },
+            |dir| {
+                let files = ingest::stages::compact(dir.path()).expect("the compaction");
                 black_box(files);
                 dir
             },

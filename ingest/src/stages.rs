@@ -45,11 +45,23 @@ pub fn memtable_batches(encoded: Encoded) -> Result<Vec<RecordBatch>> {
 /// the engine's default settings: day files sorted by (tracker, time), and
 /// the catalog's commit. Returns how many files it wrote.
 pub fn flush(root: &Path, batches: &[RecordBatch]) -> Result<usize> {
+    Ok(sink(root)?.persist(batches, 0)?.len())
+}
+
+/// Rewrites every file of the Parquet store at `root` into as few as the
+/// engine's defaults allow, keeping every row, as compaction does with a
+/// day's small files. Returns how many files it wrote.
+pub fn compact(root: &Path) -> Result<usize> {
+    let files = crate::listed_files(root)?;
+    Ok(sink(root)?.rewrite(&files, &|_, _| true)?.added.len())
+}
+
+/// The Parquet sink at `root` with the engine's default settings.
+fn sink(root: &Path) -> Result<ParquetSink> {
     let defaults = IngestConfig::new(root);
-    let sink = ParquetSink::open(ParquetConfig {
+    ParquetSink::open(ParquetConfig {
         root: root.to_path_buf(),
         row_group_rows: defaults.row_group_rows,
         zstd_level: defaults.zstd_level,
-    })?;
-    Ok(sink.persist(batches, 0)?.len())
+    })
 }

@@ -271,31 +271,25 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
     Ok((sources, names, pieces))
 }
 
-/// A batch cut into one batch per (day, tracker), each with only the inner
-/// columns it has values in (a rewrite reading a wide file keeps each
-/// tracker's own columns, not every column of the file for every row).
-fn tracker_slices(batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
-    let (sources, names, pieces) = pieces(std::slice::from_ref(batch))?;
-    pieces
+/// `batch` without the inner columns it has no values in: a read of a wide
+/// file materializes each absent value as a null, which the rewrite would
+/// otherwise carry (and look at) for every row of the batch.
+fn without_empty_inner(batch: RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let own: Vec<usize> = schema
+        .fields()
         .iter()
-        .map(|piece| {
-            let source = &sources[piece.source()];
-            let own: HashSet<usize> = names.fields(piece).iter().map(|&i| i as usize).collect();
-            let (fields, arrays): (Vec<_>, Vec<_>) = source
-                .schema_ref()
-                .fields()
-                .iter()
-                .zip(source.columns())
-                .enumerate()
-                .filter(|(i, (field, _))| {
-                    InnerKind::split(field.name()).is_none() || own.contains(i)
-                })
-                .map(|(_, (field, array))| (field.clone(), array.slice(piece.start(), piece.len())))
-                .unzip();
-            let schema = Arc::new(arrow::datatypes::Schema::new(fields));
-            RecordBatch::try_new(schema, arrays).map_err(Error::Arrow)
+        .zip(batch.columns())
+        .enumerate()
+        .filter(|(_, (field, array))| {
+            InnerKind::split(field.name()).is_none() || array.null_count() < array.len()
         })
-        .collect()
+        .map(|(i, _)| i)
+        .collect();
+    if own.len() == schema.fields().len() {
+        return Ok(batch);
+    }
+    batch.project(&own).map_err(Error::Arrow)
 }
 
 /// `batch` sorted by (day, tracker, message time): itself when it already is
@@ -918,9 +912,12 @@ pub(crate) fn read_filtered(
         source,
     };
     let file = File::open(path).map_err(Error::io("opening", path))?;
-    // Small batches: a wide file's absent values are materialized as nulls
-    // only a thousand rows at a time, and each tracker's run keeps only the
-    // columns it has values in.
+    // Small batches, each kept whole as one source of the rewrite with only
+    // the inner columns it has values in: a wide file's absent values are
+    // materialized as nulls a thousand rows at a time, and the writer's
+    // pieces already list each tracker's own columns, so cutting batches
+    // per tracker (as once) only multiplied the sources, by up to the
+    // number of trackers of the file, and the per-source work with them.
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(parquet_error)?
         .with_batch_size(1024)
@@ -940,7 +937,9 @@ pub(crate) fn read_filtered(
             .map(|i| Some(keep(trackers.value(i), times.value(i))))
             .collect();
         let filtered = arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
-        kept.extend(tracker_slices(&filtered)?);
+        if filtered.num_rows() > 0 {
+            kept.push(without_empty_inner(filtered)?);
+        }
     }
     Ok((kept, read))
 }
