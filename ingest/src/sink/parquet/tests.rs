@@ -380,3 +380,50 @@ fn key_reads_skip_pages_of_other_trackers() {
         "{selected} of 60,000 rows read for one tracker"
     );
 }
+
+#[test]
+fn a_rewrite_keeps_each_trackers_own_columns_and_only_the_rows_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = sink(dir.path());
+    // Two small files of one day; tracker 3 alone has `c`, and loses its
+    // rows to the rewrite.
+    let a = to_record_batch(&[
+        entry(1, 10, Some(("a", 1.0))),
+        entry(2, 11, Some(("b", 2.0))),
+        entry(3, 12, Some(("c", 3.0))),
+    ])
+    .unwrap();
+    let b = to_record_batch(&[
+        entry(1, 20, Some(("a", 4.0))),
+        entry(2, 21, None),
+        entry(3, 22, Some(("c", 6.0))),
+    ])
+    .unwrap();
+    let mut small = sink.persist(&[a], 1).unwrap();
+    small.extend(sink.persist(&[b], 2).unwrap());
+    assert_eq!(small.len(), 2);
+    let rewrite = sink.rewrite(&small, &|tracker, _| tracker != 3).unwrap();
+    assert_eq!((rewrite.rows_read, rewrite.rows_dropped), (6, 2));
+    assert_eq!(rewrite.removed.len(), 2);
+    let [file] = rewrite.added.as_slice() else {
+        panic!("one day, one file: {:?}", rewrite.added)
+    };
+    assert_eq!(
+        *file.inner_columns,
+        ["inputs.a", "inputs.b"],
+        "a column left without values is not written"
+    );
+    let spans: Vec<_> = file
+        .trackers
+        .iter()
+        .map(|s| {
+            let names: Vec<&str> = s.inner_names(file).collect();
+            (s.tracker_id, s.rows, names)
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        [(1, 2, vec!["inputs.a"]), (2, 2, vec!["inputs.b"])],
+        "each tracker keeps its own columns, not the file's"
+    );
+}
