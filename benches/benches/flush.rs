@@ -102,15 +102,14 @@ fn flush(c: &mut Criterion) {
     // What the files take, once: the other side of the flush's CPU.
     let dir = tempfile::tempdir().expect("a temporary directory");
     let files = ingest::stages::flush(dir.path(), &batches).expect("the flush");
-    let bytes: u64 = ingest::listed_files(dir.path())
-        .expect("the files")
-        .iter()
-        .map(|f| f.bytes)
-        .sum();
+    let bytes_a_row = |dir: &std::path::Path| {
+        let files = ingest::listed_files(dir).expect("the files");
+        files.iter().map(|f| f.bytes).sum::<u64>() as f64 / rows as f64
+    };
     eprintln!(
         "flush: {rows} rows of {} batches into {files} files, {:.1} bytes a row",
         batches.len(),
-        bytes as f64 / rows as f64
+        bytes_a_row(dir.path())
     );
     let mut group = c.benchmark_group("flush");
     group.sample_size(10);
@@ -135,15 +134,10 @@ fn flush(c: &mut Criterion) {
     small(dir.path());
     let small_files = ingest::listed_files(dir.path()).expect("the files").len();
     let files = ingest::stages::compact(dir.path()).expect("the compaction");
-    let bytes: u64 = ingest::listed_files(dir.path())
-        .expect("the files")
-        .iter()
-        .map(|f| f.bytes)
-        .sum();
     eprintln!(
         "compact: {small_files} files of {SMALL_FLUSHES} flushes into {files} files, \
          {:.1} bytes a row",
-        bytes as f64 / rows as f64
+        bytes_a_row(dir.path())
     );
     group.bench_function("compact", |b| {
         b.iter_batched(
