@@ -515,8 +515,9 @@ fn kept_runs(mask: &[bool], runs: &mut Vec<(usize, usize)>) {
     }
 }
 
-/// `batch` without the inner columns it holds no value of.
-fn valued_only(batch: RecordBatch) -> Result<RecordBatch> {
+/// `batch` without the inner columns it holds no value of (a memtable
+/// batch cut to its kept rows; a file's batch read back for a rewrite).
+pub(crate) fn valued_only(batch: RecordBatch) -> Result<RecordBatch> {
     let rows = batch.num_rows();
     let schema = batch.schema();
     let valued: Vec<usize> = (0..batch.num_columns())

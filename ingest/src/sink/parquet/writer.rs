@@ -271,27 +271,6 @@ fn pieces(batches: &[RecordBatch]) -> Result<(Vec<RecordBatch>, Names, Vec<Piece
     Ok((sources, names, pieces))
 }
 
-/// `batch` without the inner columns it has no values in: a read of a wide
-/// file materializes each absent value as a null, which the rewrite would
-/// otherwise carry (and look at) for every row of the batch.
-fn without_empty_inner(batch: RecordBatch) -> Result<RecordBatch> {
-    let schema = batch.schema();
-    let own: Vec<usize> = schema
-        .fields()
-        .iter()
-        .zip(batch.columns())
-        .enumerate()
-        .filter(|(_, (field, array))| {
-            InnerKind::split(field.name()).is_none() || array.null_count() < array.len()
-        })
-        .map(|(i, _)| i)
-        .collect();
-    if own.len() == schema.fields().len() {
-        return Ok(batch);
-    }
-    batch.project(&own).map_err(Error::Arrow)
-}
-
 /// `batch` sorted by (day, tracker, message time): itself when it already is
 /// (memtable batches and file reads are), else a sorted copy.
 fn sorted_by_day_tracker_time(batch: &RecordBatch) -> Result<RecordBatch> {
@@ -938,7 +917,7 @@ pub(crate) fn read_filtered(
             .collect();
         let filtered = arrow::compute::filter_record_batch(&batch, &mask).map_err(Error::Arrow)?;
         if filtered.num_rows() > 0 {
-            kept.push(without_empty_inner(filtered)?);
+            kept.push(crate::batch::valued_only(filtered)?);
         }
     }
     Ok((kept, read))
