@@ -67,6 +67,10 @@ pub struct IngestConfig {
     /// the deduplication index (a retransmission within it needs no read of
     /// storage).
     pub dedup_recent: Duration,
+    /// Bytes of Parquet footers (with their page indexes) kept decoded for
+    /// the deduplication index's reads of stored keys (a late message's
+    /// partition is read from every file of its day).
+    pub dedup_footer_cache_bytes: usize,
     /// Files with fewer rows than this are small: merged once a day has `compact_min_files` of them.
     pub compact_small_rows: usize,
     /// Small files of one day that trigger a merge.
@@ -106,6 +110,7 @@ impl IngestConfig {
             zstd_level: 3,
             dedup_max_entries: DEFAULT_DEDUP_MAX_ENTRIES,
             dedup_recent: DEFAULT_DEDUP_RECENT,
+            dedup_footer_cache_bytes: DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
             compact_small_rows: DEFAULT_COMPACT_SMALL_ROWS,
             compact_min_files: DEFAULT_COMPACT_MIN_FILES,
             compact_max_rows: DEFAULT_COMPACT_MAX_ROWS,
@@ -133,6 +138,11 @@ pub const DEFAULT_DEDUP_MAX_ENTRIES: usize = 16_000_000;
 /// How far behind its tracker's newest message a flushed key stays in the
 /// deduplication index, by default.
 pub const DEFAULT_DEDUP_RECENT: Duration = Duration::from_secs(120);
+
+/// Bytes of decoded Parquet footers kept for the deduplication index's
+/// reads, by default: a flush file's footer with its page index takes some
+/// hundred kB, so this holds a few days of a busy fleet's files.
+pub const DEFAULT_DEDUP_FOOTER_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Rows one compaction or retention rewrite reads at once, by default.
 pub const DEFAULT_COMPACT_MAX_ROWS: usize = 2_000_000;
@@ -387,11 +397,15 @@ impl Ingest {
                 config.data_dir.join("clickhouse"),
                 metrics.dead_letter_rows.clone(),
             )?),
-            None => Arc::new(ParquetSink::open(ParquetConfig {
-                root: config.data_dir.join("telemetry"),
-                row_group_rows: config.row_group_rows,
-                zstd_level: config.zstd_level,
-            })?),
+            None => Arc::new(ParquetSink::open(
+                ParquetConfig {
+                    root: config.data_dir.join("telemetry"),
+                    row_group_rows: config.row_group_rows,
+                    zstd_level: config.zstd_level,
+                    footer_cache_bytes: config.dedup_footer_cache_bytes,
+                },
+                metrics.footers.clone(),
+            )?),
         };
         let mut recovered = Recovered::default();
         let (wal, report) = Wal::open(

@@ -9,6 +9,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::sink::parquet::FooterMetrics;
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct Outcome {
     pub(crate) outcome: &'static str,
@@ -73,6 +75,7 @@ pub(crate) struct IngestMetrics {
     pub(crate) dedup_writer_loads: Counter,
     pub(crate) dedup_prefetch_discarded: Counter,
     pub(crate) dedup_evictions: Counter,
+    pub(crate) footers: FooterMetrics,
     pub(crate) flush_errors: Counter,
     pub(crate) files: Gauge,
     pub(crate) file_bytes: Gauge,
@@ -113,6 +116,7 @@ impl IngestMetrics {
             dedup_writer_loads: Counter::default(),
             dedup_prefetch_discarded: Counter::default(),
             dedup_evictions: Counter::default(),
+            footers: FooterMetrics::default(),
             flush_errors: Counter::default(),
             files: Gauge::default(),
             file_bytes: Gauge::default(),
@@ -197,6 +201,21 @@ impl IngestMetrics {
             "trackhouse_dedup_partition_evictions",
             "(tracker, day) partitions dropped from the deduplication index, or whose stored keys were (a tracker with rows in memory), to keep it within --dedup-max-entries",
             m.dedup_evictions.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_footer_cache_hits",
+            "Reads of a Parquet file's stored keys (a late message's or a retransmission's partition) that found its decoded footer kept",
+            m.footers.hits.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_footer_cache_misses",
+            "Reads of a Parquet file's stored keys that decoded its footer and page index from the file",
+            m.footers.misses.clone(),
+        );
+        r.register(
+            "trackhouse_dedup_footer_cache_bytes",
+            "Bytes of decoded Parquet footers kept for the deduplication index's reads (at most --dedup-footer-cache-bytes)",
+            m.footers.bytes.clone(),
         );
         r.register(
             "trackhouse_ingest_unflushed_bytes",

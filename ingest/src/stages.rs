@@ -11,7 +11,7 @@ use arrow::record_batch::RecordBatch;
 use crate::batch::Encoding;
 use crate::rows::Rows;
 use crate::sink::Sink;
-use crate::sink::parquet::{ParquetConfig, ParquetSink};
+use crate::sink::parquet::{FooterMetrics, ParquetConfig, ParquetSink};
 use crate::{IngestConfig, Result};
 
 /// A write's rows after [`encode`].
@@ -59,9 +59,13 @@ pub fn compact(root: &Path) -> Result<usize> {
 /// The Parquet sink at `root` with the engine's default settings.
 fn sink(root: &Path) -> Result<ParquetSink> {
     let defaults = IngestConfig::new(root);
-    ParquetSink::open(ParquetConfig {
-        root: root.to_path_buf(),
-        row_group_rows: defaults.row_group_rows,
-        zstd_level: defaults.zstd_level,
-    })
+    ParquetSink::open(
+        ParquetConfig {
+            root: root.to_path_buf(),
+            row_group_rows: defaults.row_group_rows,
+            zstd_level: defaults.zstd_level,
+            footer_cache_bytes: defaults.dedup_footer_cache_bytes,
+        },
+        FooterMetrics::default(),
+    )
 }

@@ -265,6 +265,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(0..=86_400))]
     pub(crate) dedup_recent_s: u64,
 
+    /// Bytes of decoded Parquet footers (with their page indexes, some hundred kB a flushed file) kept for the deduplication index's reads of stored keys: a late message or a retransmission of a flushed one reads its tracker's keys from every file of its day, and without its footer kept each read decodes it again. 0 keeps none.
+    #[arg(long, env = "TRACKHOUSE_DEDUP_FOOTER_CACHE_BYTES", default_value_t = ingest::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=17_179_869_184))]
+    pub(crate) dedup_footer_cache_bytes: usize,
+
     /// Most rows one compaction (merge of a day's small Parquet files) or retention rewrite holds in memory at once.
     #[arg(long, env = "TRACKHOUSE_COMPACT_MAX_ROWS", default_value_t = ingest::DEFAULT_COMPACT_MAX_ROWS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_000..=1_000_000_000))]
@@ -373,6 +378,7 @@ impl ServerArgs {
             flush_bytes: self.flush_bytes,
             dedup_max_entries: self.dedup_max_entries,
             dedup_recent: std::time::Duration::from_secs(self.dedup_recent_s),
+            dedup_footer_cache_bytes: self.dedup_footer_cache_bytes,
             compact_max_rows: self.compact_max_rows,
             compact_small_rows: self.compact_small_rows,
             compact_min_files: self.compact_min_files,
@@ -506,6 +512,10 @@ mod tests {
         );
         assert_eq!(defaults.dedup_recent, ingest::DEFAULT_DEDUP_RECENT);
         assert_eq!(
+            defaults.dedup_footer_cache_bytes,
+            ingest::DEFAULT_DEDUP_FOOTER_CACHE_BYTES
+        );
+        assert_eq!(
             defaults.max_unflushed_bytes,
             ingest::DEFAULT_MAX_UNFLUSHED_BYTES
         );
@@ -516,12 +526,15 @@ mod tests {
             "2000",
             "--dedup-recent-s",
             "7",
+            "--dedup-footer-cache-bytes",
+            "0",
             "--max-unflushed-bytes",
             "2000000",
         ]);
         assert_eq!(set.max_unflushed_bytes, 2_000_000);
         assert_eq!((set.dedup_max_entries, set.compact_max_rows), (5, 2000));
         assert_eq!(set.dedup_recent, std::time::Duration::from_secs(7));
+        assert_eq!(set.dedup_footer_cache_bytes, 0);
         assert_eq!(
             (defaults.compact_small_rows, defaults.compact_min_files),
             (

@@ -3,6 +3,7 @@
 //! of message time (`day=2024-06-01/f000000000042.parquet`), and a catalog.
 
 mod catalog;
+mod footers;
 mod writer;
 
 use std::collections::{HashMap, HashSet};
@@ -18,6 +19,8 @@ use crate::dedup::PartitionKey;
 use crate::sink::{Rewrite, Sink};
 use catalog::Catalog;
 pub use catalog::listed_files;
+pub(crate) use footers::FooterMetrics;
+use footers::Footers;
 
 /// Settings of the Parquet sink.
 #[derive(Debug, Clone)]
@@ -29,6 +32,9 @@ pub(crate) struct ParquetConfig {
     pub(crate) row_group_rows: usize,
     /// zstd level.
     pub(crate) zstd_level: i32,
+    /// Bytes of decoded footers kept for the deduplication index's reads
+    /// ([`footers`]).
+    pub(crate) footer_cache_bytes: usize,
 }
 
 /// Parquet files and their catalog.
@@ -36,13 +42,16 @@ pub(crate) struct ParquetConfig {
 pub(crate) struct ParquetSink {
     config: ParquetConfig,
     catalog: Mutex<Catalog>,
+    footers: Footers,
 }
 
 impl ParquetSink {
-    /// Opens the catalog under `config.root`, removing files a crash left out of it.
-    pub(crate) fn open(config: ParquetConfig) -> Result<Self> {
+    /// Opens the catalog under `config.root`, removing files a crash left
+    /// out of it; the footer cache counts on `metrics`.
+    pub(crate) fn open(config: ParquetConfig, metrics: FooterMetrics) -> Result<Self> {
         let catalog = Catalog::open(&config.root)?;
         Ok(Self {
+            footers: Footers::new(config.footer_cache_bytes, metrics),
             config,
             catalog: Mutex::new(catalog),
         })
@@ -105,6 +114,7 @@ impl Sink for ParquetSink {
         .and_then(|()| catalog.commit(written.clone(), &rewrite.removed, None));
         match committed {
             Ok(obsolete) => {
+                self.footers.forget(&rewrite.removed);
                 rewrite.added = written;
                 rewrite.obsolete = obsolete;
                 Ok(rewrite)
@@ -172,6 +182,8 @@ impl Sink for ParquetSink {
             trackers.dedup();
             writer::read_keys(
                 &self.config.root.join(&file.path),
+                file.id,
+                &self.footers,
                 partitions,
                 &trackers,
                 &mut keys,

@@ -17,11 +17,15 @@ fn entry(tracker: i64, time_ms: i64, input: Option<(&str, f64)>) -> Entry {
 }
 
 fn sink(root: &std::path::Path) -> ParquetSink {
-    ParquetSink::open(ParquetConfig {
-        root: root.to_owned(),
-        row_group_rows: 4,
-        zstd_level: 3,
-    })
+    ParquetSink::open(
+        ParquetConfig {
+            root: root.to_owned(),
+            row_group_rows: 4,
+            zstd_level: 3,
+            footer_cache_bytes: crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
+        },
+        FooterMetrics::default(),
+    )
     .unwrap()
 }
 
@@ -92,11 +96,15 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
         .join(first.path.parent().unwrap())
         .join("f999999999999.parquet");
     std::fs::write(&stray, b"junk").unwrap();
-    let reopened = super::ParquetSink::open(ParquetConfig {
-        root: dir.path().to_owned(),
-        row_group_rows: 4,
-        zstd_level: 3,
-    })
+    let reopened = super::ParquetSink::open(
+        ParquetConfig {
+            root: dir.path().to_owned(),
+            row_group_rows: 4,
+            zstd_level: 3,
+            footer_cache_bytes: crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
+        },
+        FooterMetrics::default(),
+    )
     .unwrap();
     assert_eq!(reopened.files(), files);
     assert!(!stray.exists());
@@ -344,11 +352,15 @@ fn positions_and_tracker_ids_are_written_without_a_dictionary() {
 #[test]
 fn key_reads_skip_pages_of_other_trackers() {
     let dir = tempfile::tempdir().unwrap();
-    let sink = ParquetSink::open(ParquetConfig {
-        root: dir.path().to_owned(),
-        row_group_rows: 64 * 1024,
-        zstd_level: 3,
-    })
+    let sink = ParquetSink::open(
+        ParquetConfig {
+            root: dir.path().to_owned(),
+            row_group_rows: 64 * 1024,
+            zstd_level: 3,
+            footer_cache_bytes: crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
+        },
+        FooterMetrics::default(),
+    )
     .unwrap();
     // 300 trackers × 200 rows in one row group: several pages.
     let rows: Vec<Entry> = (1..=300)
@@ -426,4 +438,72 @@ fn a_rewrite_keeps_each_trackers_own_columns_and_only_the_rows_kept() {
         [(1, 2, vec!["inputs.a"]), (2, 2, vec!["inputs.b"])],
         "each tracker keeps its own columns, not the file's"
     );
+}
+
+/// A file's footer is decoded at its first key read and kept for the next
+/// ones, within the cache's budget, and dropped once a rewrite removes the
+/// file; the keys read are the same whether it was kept or not.
+#[test]
+fn key_reads_keep_footers_within_their_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |budget| {
+        let metrics = FooterMetrics::default();
+        let config = ParquetConfig {
+            root: dir.path().to_owned(),
+            row_group_rows: 4,
+            zstd_level: 3,
+            footer_cache_bytes: budget,
+        };
+        (ParquetSink::open(config, metrics.clone()).unwrap(), metrics)
+    };
+    let counts = |m: &FooterMetrics| (m.misses.get(), m.hits.get());
+    let times = |sink: &ParquetSink, files: &[FileEntry]| {
+        let mut keys = sink.keys(files, 1, 0).unwrap();
+        keys.sort_unstable();
+        keys.iter().map(|&(time, _)| time).collect::<Vec<_>>()
+    };
+    let (sink, metrics) = open(crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES);
+    let mut files = sink
+        .persist(
+            &[to_record_batch(&[entry(1, 10, None), entry(2, 11, None)]).unwrap()],
+            1,
+        )
+        .unwrap();
+    files.extend(
+        sink.persist(
+            &[to_record_batch(&[entry(1, 20, None), entry(2, 21, None)]).unwrap()],
+            2,
+        )
+        .unwrap(),
+    );
+    assert_eq!(times(&sink, &files[..1]), [10]);
+    let (first, _) = sink.footers.held_now();
+    assert_eq!(times(&sink, &files), [10, 20]);
+    assert_eq!(counts(&metrics), (2, 1));
+    assert_eq!(times(&sink, &files), [10, 20]);
+    assert_eq!(counts(&metrics), (2, 3));
+    let (both, held) = sink.footers.held_now();
+    assert_eq!(held, 2);
+    assert_eq!(metrics.bytes.get(), i64::try_from(both).unwrap());
+    // A budget of one footer holds one, the last read; none holds none.
+    let largest = first.max(both - first);
+    let (one, one_metrics) = open(largest);
+    assert_eq!(times(&one, &files), [10, 20]);
+    assert_eq!(times(&one, &files[1..]), [20]);
+    assert_eq!(counts(&one_metrics), (2, 1));
+    let (bytes, held) = one.footers.held_now();
+    assert!(
+        held == 1 && bytes <= largest,
+        "{held} footers, {bytes} bytes"
+    );
+    let (none, none_metrics) = open(0);
+    assert_eq!(times(&none, &files), [10, 20]);
+    assert_eq!(times(&none, &files), [10, 20]);
+    assert_eq!(counts(&none_metrics), (4, 0));
+    assert_eq!(none.footers.held_now(), (0, 0));
+    // A rewrite's removed files leave the cache; the new file's is read.
+    let rewrite = sink.rewrite(&files, &|_, _| true).unwrap();
+    assert_eq!(sink.footers.held_now(), (0, 0));
+    assert_eq!(times(&sink, &rewrite.added), [10, 20]);
+    assert_eq!(counts(&metrics), (3, 3));
 }

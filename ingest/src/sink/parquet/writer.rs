@@ -9,12 +9,9 @@ use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
 use arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use arrow::datatypes::{Int64Type, TimestampMillisecondType};
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
-};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
-use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::metadata::SortingColumn;
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -25,6 +22,7 @@ use schemas::{FileEntry, InnerLists, TrackerSpan};
 
 use super::ParquetConfig;
 use super::catalog::sync_dir;
+use super::footers::Footers;
 use crate::batch::day_of;
 use crate::dedup::PartitionKey;
 use crate::{Error, Result};
@@ -749,8 +747,16 @@ fn write_file(
 /// key columns of the row groups, and within them of the pages, whose
 /// tracker statistics overlap one of `wanted`'s trackers (sorted,
 /// distinct).
+///
+/// The file's footer comes from `footers` (file `id`'s), decoded there
+/// with the page index ([`read_options`](super::footers::read_options)): a flush file's row
+/// group holds some thousand trackers, and decoding all of it for one
+/// tracker's keys made the commits that wait for such a read the
+/// half-rate tail (BENCHMARKS).
 pub(crate) fn read_keys(
     path: &Path,
+    id: u64,
+    footers: &Footers,
     wanted: &HashSet<PartitionKey>,
     trackers: &[i64],
     out: &mut HashMap<PartitionKey, Vec<(i64, u64)>>,
@@ -760,12 +766,8 @@ pub(crate) fn read_keys(
         source,
     };
     let file = File::open(path).map_err(Error::io("opening", path))?;
-    // With the page index: a flush file's row group holds some thousand
-    // trackers, and decoding all of it for one tracker's keys made the
-    // commits that wait for such a read the half-rate tail (BENCHMARKS).
-    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
-        .map_err(parquet_error)?;
+    let footer = footers.get(id, &file).map_err(parquet_error)?;
+    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, footer);
     let schema = builder.parquet_schema();
     let leaf = |name: &str| (0..schema.num_columns()).find(|&i| schema.column(i).name() == name);
     let (Some(t), Some(m), Some(h)) = (
