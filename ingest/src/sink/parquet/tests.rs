@@ -375,11 +375,10 @@ fn key_reads_skip_pages_of_other_trackers() {
         assert_eq!(times, (0..200).map(|i| 1_000 * i).collect::<Vec<_>>());
     }
     let file = std::fs::File::open(dir.path().join(&files[0].path)).unwrap();
-    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new()
-        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
     let builder =
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new_with_options(
-            file, options,
+            file,
+            footers::read_options(),
         )
         .unwrap();
     assert_eq!(builder.metadata().num_row_groups(), 1);
