@@ -323,8 +323,9 @@ async fn main() -> anyhow::Result<()> {
         .collect();
 
     println!(
-        "# ingest_load: {} CPUs; servers on {}, this generator on {}; {} s per point",
+        "# ingest_load: {} CPUs ({}); servers on {}, this generator on {}; {} s per point",
         cpus,
+        cpu_model(),
         server_cpus.as_deref().unwrap_or("any CPU"),
         args.generator_cpus.as_deref().unwrap_or("any CPU"),
         args.seconds
@@ -569,4 +570,18 @@ async fn main() -> anyhow::Result<()> {
         "{failed} point(s) failed their checks (see the table above)"
     );
     Ok(())
+}
+
+/// The processor's model name (`/proc/cpuinfo`): this VM has run on more
+/// than one kind, and a run's figures compare only with those of the same.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("model name"))
+                .and_then(|rest| rest.split_once(':'))
+                .map(|(_, model)| model.trim().to_owned())
+        })
+        .unwrap_or_else(|| "processor unknown".to_owned())
 }
