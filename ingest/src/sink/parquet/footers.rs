@@ -81,8 +81,7 @@ impl Footers {
     pub(crate) fn get(&self, id: u64, file: &File) -> parquet::errors::Result<ArrowReaderMetadata> {
         {
             let mut held = self.held();
-            held.clock += 1;
-            let now = held.clock;
+            let now = held.tick();
             if let Some(footer) = held.by_file.get_mut(&id) {
                 footer.used = now;
                 self.metrics.hits.inc();
@@ -94,12 +93,10 @@ impl Footers {
         let bytes = metadata.metadata().memory_size();
         if bytes <= self.budget {
             let mut held = self.held();
-            held.clock += 1;
-            let used = held.clock;
             let footer = Footer {
                 metadata: metadata.clone(),
                 bytes,
-                used,
+                used: held.tick(),
             };
             if let Some(earlier) = held.by_file.insert(id, footer) {
                 // Another read decoded it meanwhile.
@@ -140,6 +137,12 @@ impl Footers {
 }
 
 impl Held {
+    /// The next use's time.
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
     fn drop_file(&mut self, id: u64) {
         if let Some(footer) = self.by_file.remove(&id) {
             self.bytes -= footer.bytes;

@@ -16,17 +16,25 @@ fn entry(tracker: i64, time_ms: i64, input: Option<(&str, f64)>) -> Entry {
     .unwrap()
 }
 
+/// A sink over `root` writing row groups of `row_group_rows`, keeping
+/// `footer_cache_bytes` of footers, and its footer cache's metrics.
+fn open_sink(
+    root: &std::path::Path,
+    row_group_rows: usize,
+    footer_cache_bytes: usize,
+) -> (ParquetSink, FooterMetrics) {
+    let metrics = FooterMetrics::default();
+    let config = ParquetConfig {
+        root: root.to_owned(),
+        row_group_rows,
+        zstd_level: 3,
+        footer_cache_bytes,
+    };
+    (ParquetSink::open(config, metrics.clone()).unwrap(), metrics)
+}
+
 fn sink(root: &std::path::Path) -> ParquetSink {
-    ParquetSink::open(
-        ParquetConfig {
-            root: root.to_owned(),
-            row_group_rows: 4,
-            zstd_level: 3,
-            footer_cache_bytes: crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
-        },
-        FooterMetrics::default(),
-    )
-    .unwrap()
+    open_sink(root, 4, crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES).0
 }
 
 #[test]
@@ -96,16 +104,7 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
         .join(first.path.parent().unwrap())
         .join("f999999999999.parquet");
     std::fs::write(&stray, b"junk").unwrap();
-    let reopened = super::ParquetSink::open(
-        ParquetConfig {
-            root: dir.path().to_owned(),
-            row_group_rows: 4,
-            zstd_level: 3,
-            footer_cache_bytes: crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
-        },
-        FooterMetrics::default(),
-    )
-    .unwrap();
+    let reopened = self::sink(dir.path());
     assert_eq!(reopened.files(), files);
     assert!(!stray.exists());
 }
@@ -352,16 +351,11 @@ fn positions_and_tracker_ids_are_written_without_a_dictionary() {
 #[test]
 fn key_reads_skip_pages_of_other_trackers() {
     let dir = tempfile::tempdir().unwrap();
-    let sink = ParquetSink::open(
-        ParquetConfig {
-            root: dir.path().to_owned(),
-            row_group_rows: 64 * 1024,
-            zstd_level: 3,
-            footer_cache_bytes: crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
-        },
-        FooterMetrics::default(),
-    )
-    .unwrap();
+    let (sink, _) = open_sink(
+        dir.path(),
+        64 * 1024,
+        crate::DEFAULT_DEDUP_FOOTER_CACHE_BYTES,
+    );
     // 300 trackers × 200 rows in one row group: several pages.
     let rows: Vec<Entry> = (1..=300)
         .flat_map(|tracker| (0..200).map(move |i| entry(tracker, 1_000 * i, None)))
@@ -445,16 +439,7 @@ fn a_rewrite_keeps_each_trackers_own_columns_and_only_the_rows_kept() {
 #[test]
 fn key_reads_keep_footers_within_their_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let open = |budget| {
-        let metrics = FooterMetrics::default();
-        let config = ParquetConfig {
-            root: dir.path().to_owned(),
-            row_group_rows: 4,
-            zstd_level: 3,
-            footer_cache_bytes: budget,
-        };
-        (ParquetSink::open(config, metrics.clone()).unwrap(), metrics)
-    };
+    let open = |budget| open_sink(dir.path(), 4, budget);
     let counts = |m: &FooterMetrics| (m.misses.get(), m.hits.get());
     let times = |sink: &ParquetSink, files: &[FileEntry]| {
         let mut keys = sink.keys(files, 1, 0).unwrap();
