@@ -1,6 +1,7 @@
 //! The embedded sink: Parquet files on local disk, sorted by (tracker_id,
-//! msg_time), zstd-compressed with page statistics, one directory per UTC day
-//! of message time (`day=2024-06-01/f000000000042.parquet`), and a catalog.
+//! msg_time), zstd-compressed, with page statistics on the key columns
+//! (tracker, message and server time), one directory per UTC day of message
+//! time (`day=2024-06-01/f000000000042.parquet`), and a catalog.
 
 mod catalog;
 mod footers;
