@@ -417,6 +417,17 @@ pub(super) trait Inner {
     /// What a valid value looks like, completing "expected ...".
     const EXPECTED_VALUE: &'static str;
     fn key(text: &str) -> Option<Self::Key>;
+    /// Pushes the entry of `text` (checked as [`key`](Self::key) checks
+    /// it) and `value`; `None`, and nothing pushed, for an invalid key.
+    #[inline]
+    fn push(
+        entries: &mut Vec<(Self::Key, Self::Value)>,
+        text: &str,
+        value: Self::Value,
+    ) -> Option<()> {
+        entries.push((Self::key(text)?, value));
+        Some(())
+    }
     fn key_text(key: &Self::Key) -> String;
     /// The value of a non-null scalar, or the scalar back when it is not valid.
     fn value(raw: RawScalar<'_>) -> Result<Self::Value, RawScalar<'_>>;
@@ -471,6 +482,20 @@ fn is_inner_name(text: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
 }
 
+/// Pushes (`text`, `value`) if `text` may name an input or a state, the
+/// name written in place ([`Inputs::push`]).
+#[inline]
+fn push_named<V>(entries: &mut Vec<(Name, V)>, text: &str, value: V) -> Option<()> {
+    if !is_inner_name(text) {
+        return None;
+    }
+    entries.push((Name::default(), value));
+    if let Some((name, _)) = entries.last_mut() {
+        name.push_str(text);
+    }
+    Some(())
+}
+
 /// `inputs`.
 #[derive(Debug)]
 pub(super) struct Inputs;
@@ -483,6 +508,14 @@ impl Inner for Inputs {
 
     fn key(text: &str) -> Option<Name> {
         is_inner_name(text).then(|| Name::from(text))
+    }
+
+    /// The name is written where the entry lies: one made apart and moved
+    /// in was reloaded whole right after the stores that wrote it, a
+    /// stall the processor cannot forward (a tenth of a line's read).
+    #[inline]
+    fn push(entries: &mut Vec<(Name, f64)>, text: &str, value: f64) -> Option<()> {
+        push_named(entries, text, value)
     }
 
     fn key_text(key: &Name) -> String {
@@ -513,6 +546,11 @@ impl Inner for States {
 
     fn key(text: &str) -> Option<Name> {
         Inputs::key(text)
+    }
+
+    #[inline]
+    fn push(entries: &mut Vec<(Name, StateValue)>, text: &str, value: StateValue) -> Option<()> {
+        push_named(entries, text, value)
     }
 
     fn key_text(key: &Name) -> String {
