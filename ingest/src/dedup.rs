@@ -30,6 +30,10 @@ use std::collections::{HashMap, HashSet};
 
 use crate::batch::DAY_MS;
 
+mod stored;
+
+use stored::StoredKeys;
+
 /// Sets and maps of the index: keyed by content hashes and times, hashed
 /// with a seeded fast hasher (SipHash was a tenth of the writer thread).
 pub(crate) type Set<T> = HashSet<T, foldhash::quality::RandomState>;
@@ -175,7 +179,7 @@ struct Partition {
     /// recent window of its tracker's watermark.
     held: Set<Key>,
     /// Keys of its rows in the sink, once complete.
-    stored: Set<Key>,
+    stored: StoredKeys,
     /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
     names: Set<u64>,
     /// The [`signature`] of the names of the last message admitted: a
@@ -195,7 +199,7 @@ impl Partition {
         self.keys
             .iter()
             .chain(&self.held)
-            .chain(&self.stored)
+            .chain(self.stored.newest(day))
             .map(|key| key.time_ms(day))
             .max()
     }
@@ -223,7 +227,7 @@ impl Partition {
     fn holds(&self, key: &Key, day: i64) -> bool {
         self.keys.contains(key, day)
             || (!self.held.is_empty() && self.held.contains(key))
-            || (!self.stored.is_empty() && self.stored.contains(key))
+            || (!self.stored.is_empty() && self.stored.contains(key, day))
     }
 
     /// Records the name keys `names` (distinct: a message's names are) as
@@ -487,8 +491,13 @@ impl DedupIndex {
             // memtable's until its flush is counted off.
             let before = part.entries();
             part.held = Set::default();
-            part.stored
-                .extend(keys.into_iter().map(|(time, hash)| Key::new(time, hash)));
+            let day = partition.1;
+            part.stored.add(
+                keys.into_iter()
+                    .map(|(time, hash)| Key::new(time, hash))
+                    .collect(),
+                day,
+            );
             part.complete = true;
             self.entries = self.entries + part.entries() - before;
         }
@@ -637,7 +646,7 @@ impl DedupIndex {
         let gone = keys.map(|(time, hash)| Key::new(time, hash)).collect();
         let taken = part.keys.take(gone, day);
         if part.complete {
-            part.stored.extend(taken);
+            part.stored.add(taken, day);
             self.entries = self.entries + part.entries() - before;
             return;
         }
@@ -730,7 +739,7 @@ impl DedupIndex {
         let before = part.entries();
         part.complete = false;
         let mut newest_dropped = None;
-        for stored in std::mem::take(&mut part.stored) {
+        for stored in part.stored.take() {
             part.hold_or_drop(stored, stored.time_ms(key.1), cutoff, &mut newest_dropped);
         }
         self.entries -= before - part.entries();
