@@ -35,6 +35,12 @@ pub struct IngestDelta {
     pub flush_errors: f64,
     /// `trackhouse_compactions_total`.
     pub compactions: f64,
+    /// Partitions the dedup index read complete from storage
+    /// (`trackhouse_dedup_partition_loads_total`).
+    pub dedup_loads: f64,
+    /// Partitions it evicted or demoted over its bound
+    /// (`trackhouse_dedup_partition_evictions_total`).
+    pub dedup_evictions: f64,
     /// Each of [`STAGES`]: (sum of seconds, count) of its histogram.
     pub stages: [(f64, f64); STAGES.len()],
 }
@@ -123,6 +129,8 @@ impl Scrape {
             flushes: d("trackhouse_ingest_flushes_total"),
             flush_errors: d("trackhouse_ingest_flush_errors_total"),
             compactions: d("trackhouse_compactions_total"),
+            dedup_loads: d("trackhouse_dedup_partition_loads_total"),
+            dedup_evictions: d("trackhouse_dedup_partition_evictions_total"),
             stages: STAGES.map(|(histogram, stage)| {
                 let labels = format!("{{stage=\"{stage}\"}}");
                 (

@@ -79,6 +79,10 @@ pub struct PointResult {
     pub ingest: Option<IngestDelta>,
     /// Largest `trackhouse_ingest_unflushed_rows` sampled (flushes overlapping intake).
     pub max_unflushed_rows: Option<f64>,
+    /// Largest `trackhouse_dedup_index_entries` sampled: the keys the
+    /// deduplication index held at most (its bound is
+    /// `--dedup-max-entries`).
+    pub max_dedup_keys: Option<f64>,
     /// The reads made during the load, if asked for.
     pub reads: Option<Reads>,
     /// Trackhouse: SIGTERM → exit, the final flush.
@@ -98,17 +102,36 @@ impl PointResult {
     }
 }
 
+/// The largest values of gauges sampled on Trackhouse's `/metrics`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Peaks {
+    unflushed_rows: Option<f64>,
+    dedup_keys: Option<f64>,
+}
+
+impl Peaks {
+    fn note(&mut self, scrape: &Scrape) {
+        let most = |peak: &mut Option<f64>, series: &str| {
+            let value = scrape.value(series);
+            *peak = Some(peak.map_or(value, |m: f64| m.max(value)));
+        };
+        most(&mut self.unflushed_rows, "trackhouse_ingest_unflushed_rows");
+        most(&mut self.dedup_keys, "trackhouse_dedup_index_entries");
+    }
+}
+
 /// Samples the server's threads (every 500 ms) and, for Trackhouse, the
-/// unflushed rows on `/metrics` (every second) until cancelled.
+/// unflushed rows and the dedup index's keys on `/metrics` (every second)
+/// until cancelled.
 fn sample(
     watch: Option<CpuWatch>,
     metrics_base: Option<String>,
     stop: CancellationToken,
-) -> tokio::task::JoinHandle<(Option<CpuWatch>, Option<f64>)> {
+) -> tokio::task::JoinHandle<(Option<CpuWatch>, Peaks)> {
     tokio::spawn(async move {
         let mut watch = watch;
         let client = reqwest::Client::new();
-        let mut max_unflushed: Option<f64> = None;
+        let mut peaks = Peaks::default();
         let mut tick = 0u64;
         loop {
             tokio::select! {
@@ -121,12 +144,11 @@ fn sample(
             tick += 1;
             if let (Some(base), true) = (&metrics_base, tick % 2 == 0) {
                 if let Ok(scrape) = Scrape::fetch(&client, base).await {
-                    let rows = scrape.value("trackhouse_ingest_unflushed_rows");
-                    max_unflushed = Some(max_unflushed.map_or(rows, |m: f64| m.max(rows)));
+                    peaks.note(&scrape);
                 }
             }
         }
-        (watch, max_unflushed)
+        (watch, peaks)
     })
 }
 
@@ -137,7 +159,7 @@ struct Measured {
     generator_cpu_s: f64,
     peak_rss: Option<u64>,
     disk_write_bytes: Option<u64>,
-    max_unflushed_rows: Option<f64>,
+    peaks: Peaks,
     reads: Option<Reads>,
 }
 
@@ -163,7 +185,7 @@ async fn measure(
     let reader = reads.map(|spec| probe::start(spec, stop.clone()));
     let run = driver::run(target, feeder, plan, None).await;
     stop.cancel();
-    let (watch, max_unflushed_rows) = sampler.await.context("the sampler")?;
+    let (watch, peaks) = sampler.await.context("the sampler")?;
     let reads = match reader {
         Some(reader) => Some(reader.await.context("the reader")?),
         None => None,
@@ -183,7 +205,7 @@ async fn measure(
         generator_cpu_s,
         peak_rss,
         disk_write_bytes,
-        max_unflushed_rows,
+        peaks,
         reads,
     })
 }
@@ -327,7 +349,8 @@ pub async fn trackhouse(
         peak_rss: measured.peak_rss,
         disk_write_bytes: measured.disk_write_bytes,
         ingest: Some(ingest),
-        max_unflushed_rows: measured.max_unflushed_rows,
+        max_unflushed_rows: measured.peaks.unflushed_rows,
+        max_dedup_keys: measured.peaks.dedup_keys,
         reads: measured.reads,
         shutdown: Some(stopped.shutdown),
         expected,
@@ -395,6 +418,7 @@ pub async fn clickhouse(
         disk_write_bytes: measured.disk_write_bytes,
         ingest: None,
         max_unflushed_rows: None,
+        max_dedup_keys: None,
         reads: None,
         shutdown: None,
         expected,

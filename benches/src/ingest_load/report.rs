@@ -164,15 +164,15 @@ pub fn cpu_table(results: &[PointResult]) -> String {
 /// WAL and flush figures of the Trackhouse points.
 pub fn wal_table(results: &[PointResult]) -> String {
     let mut out = String::from(
-        "| point | WAL bytes per new message | writes per fsync | mean fsync ms | flushes | max unflushed rows | final flush s |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+        "| point | WAL bytes per new message | writes per fsync | mean fsync ms | flushes | max unflushed rows | max dedup keys | complete loads | evictions | final flush s |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
         let Some(i) = r.ingest else { continue };
         let fsyncs = i.wal_fsyncs.max(1.0);
         let _ = writeln!(
             out,
-            "| {} | {:.0} | {:.1} | {:.2} | {:.0} | {} | {} |",
+            "| {} | {:.0} | {:.1} | {:.2} | {:.0} | {} | {} | {} | {} | {} |",
             name(r),
             i.wal_bytes / i.accepted.max(1.0),
             i.group_writes / fsyncs,
@@ -180,6 +180,10 @@ pub fn wal_table(results: &[PointResult]) -> String {
             i.flushes,
             r.max_unflushed_rows
                 .map_or_else(|| "-".to_owned(), |m| group(m as u64)),
+            r.max_dedup_keys
+                .map_or_else(|| "-".to_owned(), |m| group(m as u64)),
+            group(i.dedup_loads as u64),
+            group(i.dedup_evictions as u64),
             r.shutdown
                 .map_or_else(|| "-".to_owned(), |d| format!("{:.1}", d.as_secs_f64())),
         );
