@@ -11,14 +11,6 @@
 //! watermark (late, or a retransmission) needs its partition complete, and
 //! so does every message when the watermark is unknown (ClickHouse).
 //!
-//! A partition is complete only below a bound: its tracker's newest
-//! message time when the sink's keys were read, plus one. Keys flushed
-//! later at or after it (the tracker's fresh messages) are held or dropped
-//! as an incomplete partition's are, so a complete partition does not grow
-//! with its tracker's day; a message between the bound and the tracker's
-//! held keys reads the partition again, which moves the bound to then
-//! (decision 141). Without watermarks (ClickHouse) the bound is unlimited.
-//!
 //! A partition with rows in the memtable is never evicted (it counts them;
 //! the flusher counts them off once they are in the sink). Then an
 //! incomplete partition goes at once, its keys being in the sink; complete
@@ -197,14 +189,8 @@ struct Partition {
     last_used: u64,
     /// Rows of the partition in the memtable: while any, it stays loaded.
     unflushed: u64,
-    /// Whether `stored` holds the sink's keys: those of every message time
-    /// before [`complete_below`](Self::complete_below).
+    /// Whether `stored` holds the sink's keys.
     complete: bool,
-    /// Where the completeness ends: the tracker's newest message time when
-    /// the sink's keys were read, plus one (unbounded without
-    /// watermarks). Keys flushed later at or after it are held or dropped
-    /// as an incomplete partition's are (decision 141).
-    complete_below: i64,
 }
 
 impl Partition {
@@ -227,11 +213,6 @@ impl Partition {
         } else {
             *dropped = (*dropped).max(Some(time));
         }
-    }
-
-    /// Whether it holds every stored key at `time_ms`.
-    fn complete_for(&self, time_ms: i64) -> bool {
-        self.complete && time_ms < self.complete_below
     }
 
     /// Keys it holds, of any kind (a key may be both a memtable row's and
@@ -292,30 +273,8 @@ pub(crate) struct Needs {
     /// Partitions the index lacks, or needs complete (their inner column
     /// names are read).
     pub(crate) partitions: HashSet<PartitionKey>,
-    /// Those of them whose stored keys are read too, each with the newest
-    /// message time that needs them.
-    pub(crate) complete: HashMap<PartitionKey, i64>,
-}
-
-impl Needs {
-    /// Notes that `partition`'s stored keys are needed for a message at `time_ms`.
-    pub(crate) fn need_complete(&mut self, partition: PartitionKey, time_ms: i64) {
-        let newest = self.complete.entry(partition).or_insert(time_ms);
-        *newest = (*newest).max(time_ms);
-    }
-
-    /// Adds what `other` needs.
-    pub(crate) fn extend(&mut self, other: &Needs) {
-        self.partitions.extend(&other.partitions);
-        for (&partition, &time_ms) in &other.complete {
-            self.need_complete(partition, time_ms);
-        }
-    }
-
-    /// The partitions whose stored keys are needed.
-    pub(crate) fn complete_set(&self) -> HashSet<PartitionKey> {
-        self.complete.keys().copied().collect()
-    }
+    /// Those of them whose stored keys are read too.
+    pub(crate) complete: HashSet<PartitionKey>,
 }
 
 /// What [`DedupIndex::admit`] did with a message.
@@ -431,7 +390,8 @@ impl DedupIndex {
             return false;
         }
         for (partition, keys, names) in loaded {
-            self.load(partition, keys, names);
+            let complete = self.partitions.get(&partition).is_some_and(|p| p.complete);
+            self.load(partition, keys.filter(|_| !complete), names);
         }
         true
     }
@@ -441,17 +401,9 @@ impl DedupIndex {
         self.partitions.contains_key(&partition)
     }
 
-    /// Whether the partition holds the sink's keys (below its bound).
-    #[cfg(test)]
+    /// Whether the partition holds the sink's keys too.
     pub(crate) fn is_complete(&self, partition: PartitionKey) -> bool {
         self.partitions.get(&partition).is_some_and(|p| p.complete)
-    }
-
-    /// Whether the partition holds the sink's keys of a message at `time_ms`.
-    pub(crate) fn is_complete_for(&self, partition: PartitionKey, time_ms: i64) -> bool {
-        self.partitions
-            .get(&partition)
-            .is_some_and(|p| p.complete_for(time_ms))
     }
 
     /// Whether the message is stored, from what the index holds.
@@ -476,7 +428,7 @@ impl DedupIndex {
             needs.partitions.insert(partition);
         }
         if known == Known::Unknown {
-            needs.need_complete(partition, time_ms);
+            needs.complete.insert(partition);
         }
         known
     }
@@ -499,7 +451,7 @@ impl DedupIndex {
             return Known::Duplicate;
         }
         let held_from = mark.map_or(i64::MAX, |mark| mark.held_from);
-        if part.is_some_and(|p| p.complete_for(time_ms)) || time_ms >= held_from {
+        if part.is_some_and(|p| p.complete) || time_ms >= held_from {
             return Known::New;
         }
         Known::Unknown
@@ -530,24 +482,16 @@ impl DedupIndex {
         names: impl IntoIterator<Item = u64>,
     ) {
         self.tick += 1;
-        let newest = match self.mark(partition.0) {
-            Some(mark) => mark.newest,
-            None => i64::MAX,
-        };
         let part = self.partitions.entry(partition).or_default();
         part.last_used = self.tick;
         part.names.extend(names);
         if let Some(keys) = keys {
-            // The sink's keys include the held ones and the stored ones (a
-            // partition read again: its completeness ended before a
-            // message). A row flushed while they were read may be both in
-            // them and still counted in the memtable's until its flush is
-            // counted off.
+            // The sink's keys include the held ones. A row flushed while
+            // they were read may be both in them and still counted in the
+            // memtable's until its flush is counted off.
             let before = part.entries();
             part.held = Set::default();
-            part.stored.clear();
             let day = partition.1;
-            let read_newest = keys.iter().map(|&(time, _)| time).max();
             part.stored.add(
                 keys.into_iter()
                     .map(|(time, hash)| Key::new(time, hash))
@@ -555,10 +499,7 @@ impl DedupIndex {
                 day,
             );
             part.complete = true;
-            part.complete_below = newest
-                .max(read_newest.unwrap_or(i64::MIN))
-                .saturating_add(1);
-            self.entries = self.entries - before + part.entries();
+            self.entries = self.entries + part.entries() - before;
         }
     }
 
@@ -632,7 +573,7 @@ impl DedupIndex {
             if part.holds(&key, partition.1) {
                 return Admitted::Duplicate;
             }
-            if !(read || part.complete_for(time_ms) || time_ms >= newest.held_from) {
+            if !(read || part.complete || time_ms >= newest.held_from) {
                 return Admitted::Unknown;
             }
         }
@@ -703,16 +644,11 @@ impl DedupIndex {
         let before = part.entries();
         let day = partition.1;
         let gone = keys.map(|(time, hash)| Key::new(time, hash)).collect();
-        let mut taken = part.keys.take(gone, day);
+        let taken = part.keys.take(gone, day);
         if part.complete {
-            // Complete below its bound, where late messages land; keys at
-            // or after it (its tracker's messages since the read) go as an
-            // incomplete partition's do, so it does not grow with the day.
-            let below = part.complete_below;
-            let (stored, rest): (Vec<Key>, Vec<Key>) =
-                taken.into_iter().partition(|key| key.time_ms(day) < below);
-            part.stored.add(stored, day);
-            taken = rest;
+            part.stored.add(taken, day);
+            self.entries = self.entries + part.entries() - before;
+            return;
         }
         let mut newest_dropped = None;
         for key in taken {
@@ -727,8 +663,8 @@ impl DedupIndex {
             keep
         });
         let after = part.entries();
-        self.entries = self.entries - before + after;
-        if after == 0 && part.unflushed == 0 && !part.complete {
+        self.entries -= before - after;
+        if after == 0 && part.unflushed == 0 {
             self.partitions.remove(&partition);
         }
         if let Some(time) = newest_dropped {
@@ -1029,47 +965,6 @@ mod tests {
         assert!(index.insert((1, day), base + DAY_MS - 5, 9));
         assert!(!index.insert((1, day), base + 5, 9));
         assert_eq!(index.known((1, day), base + 6, 9), Known::New);
-    }
-
-    /// A complete partition holds the sink's keys below its tracker's
-    /// newest at the read: keys flushed later past that are held or dropped
-    /// as an incomplete partition's are (it does not grow with the day), a
-    /// late message below it is settled without a read, one between it and
-    /// the held keys needs a read, and a read moves the bound.
-    #[test]
-    fn a_complete_partition_stops_at_its_bound() {
-        let p = (1, 0);
-        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])), 100);
-        index.load(p, Some(vec![(500, 1), (1_000, 2)]), []);
-        let fresh: Vec<(PartitionKey, i64, u64)> =
-            (11..=15).map(|i| (p, i * 100, 10 + i as u64)).collect();
-        for &(p, time, hash) in &fresh {
-            assert!(index.insert(p, time, hash));
-        }
-        index.flushed(&fresh);
-        // 1,400 and 1,500 held (the recent window); 1,100-1,300 dropped.
-        assert_eq!(index.entries(), 4, "the two read and the two held");
-        assert_eq!(index.known(p, 500, 1), Known::Duplicate);
-        assert_eq!(index.known(p, 700, 9), Known::New, "below the bound");
-        assert_eq!(index.known(p, 1_200, 9), Known::Unknown, "dropped since");
-        assert_eq!(index.known(p, 1_400, 24), Known::Duplicate, "held");
-        assert_eq!(index.known(p, 1_450, 9), Known::New);
-        // A late message below the bound is kept as stored once flushed.
-        assert!(index.insert(p, 600, 7));
-        index.flushed(&[(p, 600, 7)]);
-        assert_eq!(index.known(p, 600, 7), Known::Duplicate);
-        assert_eq!(index.entries(), 5);
-        // Read again: everything the sink has, complete up to the newest.
-        let mut sink = vec![(500, 1), (600, 7), (1_000, 2)];
-        sink.extend(fresh.iter().map(|&(_, time, hash)| (time, hash)));
-        index.load(p, Some(sink), []);
-        assert_eq!(index.entries(), 8);
-        assert_eq!(index.known(p, 1_200, 22), Known::Duplicate);
-        assert_eq!(index.known(p, 1_200, 9), Known::New);
-        let mut needs = Needs::default();
-        assert_eq!(index.known_noting(p, 1_250, 9, &mut needs), Known::New);
-        assert!(needs.complete.is_empty() && index.is_complete_for(p, 1_500));
-        assert!(!index.is_complete_for(p, 1_501));
     }
 
     /// Over the bound, a complete partition whose tracker has rows in the

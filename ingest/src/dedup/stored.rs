@@ -103,12 +103,6 @@ impl StoredKeys {
         }
     }
 
-    /// Drops every key.
-    pub(super) fn clear(&mut self) {
-        self.runs = Vec::new();
-        self.len = 0;
-    }
-
     /// Takes every key out.
     pub(super) fn take(&mut self) -> impl Iterator<Item = Key> + use<> {
         self.len = 0;

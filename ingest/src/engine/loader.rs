@@ -34,7 +34,8 @@ pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
         let round: Vec<Request> = std::iter::once(first).chain(requests.try_iter()).collect();
         let mut needs = Needs::default();
         for request in &round {
-            needs.extend(&request.needs);
+            needs.partitions.extend(&request.needs.partitions);
+            needs.complete.extend(&request.needs.complete);
         }
         load(&shared, needs);
         for request in round {
@@ -68,14 +69,14 @@ fn load_once(shared: &Shared, needs: &mut Needs) -> bool {
     let generation = {
         let dedup = shared.dedup.lock();
         // An earlier round (or the writer) may have read some already.
-        complete.retain(|&p, &mut time_ms| !dedup.is_complete_for(p, time_ms));
-        partitions.retain(|&p| complete.contains_key(&p) || !dedup.is_loaded(p));
+        complete.retain(|&p| !dedup.is_complete(p));
+        partitions.retain(|&p| complete.contains(&p) || !dedup.is_loaded(p));
         dedup.generation()
     };
     if partitions.is_empty() {
         return true;
     }
-    let loaded = match shared.read_partitions(partitions, &complete.keys().copied().collect()) {
+    let loaded = match shared.read_partitions(partitions, complete) {
         Ok(loaded) => loaded,
         Err(e) => {
             tracing::debug!(error = %e, "reading partitions ahead of writes failed; the writer reads them");

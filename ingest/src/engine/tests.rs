@@ -669,7 +669,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
         let generation = ingest.shared.dedup.lock().generation();
         let stale = ingest
             .shared
-            .read_partitions(&needs.partitions, &needs.complete_set())
+            .read_partitions(&needs.partitions, &needs.complete)
             .unwrap();
         // Meanwhile second 2 goes to a file, and (second 3 being newer, no
         // recent window) its key leaves the index.

@@ -417,7 +417,7 @@ fn load_ahead(
     if needs.partitions.is_empty() {
         return Ok(());
     }
-    shared.load_partitions(dedup, &needs.partitions, &needs.complete_set())
+    shared.load_partitions(dedup, &needs.partitions, &needs.complete)
 }
 
 /// Deduplicates the group's writes and appends their new messages to the
