@@ -255,7 +255,7 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_048_576..=68_719_476_736))]
     pub(crate) flush_bytes: usize,
 
-    /// Keys (tracker, message time, content hash) the deduplication index keeps of stored rows, about 40 bytes each; beyond them the least recently used (tracker, day) partitions are dropped, and read again from storage when a late message or a retransmission needs them. Keys of rows still in memory are always kept, beyond this.
+    /// Keys (tracker, message time, content hash) the deduplication index keeps of stored rows: 12 bytes each as a complete partition's stored keys (sorted runs), about 20 as recent ones (sets); beyond them the least recently used (tracker, day) partitions are dropped, and read again from storage when a late message or a retransmission needs them. Keys of rows still in memory are always kept, beyond this.
     #[arg(long, env = "TRACKHOUSE_DEDUP_MAX_ENTRIES", default_value_t = ingest::DEFAULT_DEDUP_MAX_ENTRIES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1_000_000_000))]
     pub(crate) dedup_max_entries: usize,
