@@ -107,9 +107,13 @@ impl MemKeys {
 
     /// Where `key` is in the run, if there.
     fn find(&self, key: &Key, day: i64) -> Option<usize> {
+        Self::find_in(&self.run, key, day)
+    }
+
+    /// Where `key` is in `run` (sorted by [`MemKeys::order`]), if there.
+    fn find_in(run: &[Key], key: &Key, day: i64) -> Option<usize> {
         let order = Self::order(key, day);
-        self.run
-            .binary_search_by(|k| Self::order(k, day).cmp(&order))
+        run.binary_search_by(|k| Self::order(k, day).cmp(&order))
             .ok()
     }
 

@@ -49,24 +49,13 @@ impl StoredKeys {
             .max_by_key(|key| MemKeys::order(key, day))
     }
 
-    /// Whether it holds `key`, of a partition of day `day`.
+    /// Whether it holds `key`, of a partition of day `day`: a binary
+    /// search of each run whose range covers it, newest first.
     pub(super) fn contains(&self, key: &Key, day: i64) -> bool {
         let order = MemKeys::order(key, day);
-        self.runs
-            .iter()
-            .rev()
-            .any(|run| Self::run_holds(run, order, day))
-    }
-
-    fn run_holds(run: &[Key], order: (u32, u64), day: i64) -> bool {
-        let (Some(first), Some(last)) = (run.first(), run.last()) else {
-            return false;
-        };
-        MemKeys::order(first, day) <= order
-            && order <= MemKeys::order(last, day)
-            && run
-                .binary_search_by(|k| MemKeys::order(k, day).cmp(&order))
-                .is_ok()
+        self.runs.iter().rev().any(|run| {
+            covers(run, (order, order), day) && MemKeys::find_in(run, key, day).is_some()
+        })
     }
 
     /// Adds `keys` (any order; repeats, and keys it holds, are left out).
@@ -79,12 +68,7 @@ impl StoredKeys {
         let range = (MemKeys::order(first, day), MemKeys::order(last, day));
         // Only a run whose range meets the new keys' can hold one of them
         // (a flush's keys are nearly always past every run).
-        let overlapping = |run: &[Key]| {
-            run.first().zip(run.last()).is_some_and(|(f, l)| {
-                MemKeys::order(f, day) <= range.1 && range.0 <= MemKeys::order(l, day)
-            })
-        };
-        if self.runs.iter().any(|run| overlapping(run)) {
+        if self.runs.iter().any(|run| covers(run, range, day)) {
             keys.retain(|key| !self.contains(key, day));
         }
         if keys.is_empty() {
@@ -110,6 +94,14 @@ impl StoredKeys {
             .into_iter()
             .flat_map(|run| run.into_vec())
     }
+}
+
+/// Whether the range of `run` meets `range` (both ends included), in
+/// [`MemKeys::order`].
+fn covers(run: &[Key], range: ((u32, u64), (u32, u64)), day: i64) -> bool {
+    run.first().zip(run.last()).is_some_and(|(first, last)| {
+        MemKeys::order(first, day) <= range.1 && range.0 <= MemKeys::order(last, day)
+    })
 }
 
 /// Two sorted runs without a key in common as one, allocated to its size.
