@@ -27,6 +27,7 @@
 //! per tracker and day can be held to a limit before a message is written.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use crate::batch::DAY_MS;
 
@@ -182,7 +183,7 @@ struct Partition {
     /// Keys of flushed rows of an incomplete partition still within the
     /// recent window of its tracker's watermark.
     held: Set<Key>,
-    /// Keys of its rows in the sink, once complete.
+    /// Keys of its rows in the sink from `complete_from` on.
     stored: StoredKeys,
     /// Keys of the storage names of the partition's inner columns (`batch::name_key`).
     names: Set<u64>,
@@ -193,11 +194,18 @@ struct Partition {
     last_used: u64,
     /// Rows of the partition in the memtable: while any, it stays loaded.
     unflushed: u64,
-    /// Whether `stored` holds the sink's keys.
-    complete: bool,
+    /// When set, the partition is complete from this message time (ms) on:
+    /// it holds the key of every row of its day in the sink at or after it
+    /// (in `stored`, or `held`, or as a memtable row's).
+    complete_from: Option<i64>,
 }
 
 impl Partition {
+    /// Whether it settles a message at `time_ms` by itself.
+    fn covers(&self, time_ms: i64) -> bool {
+        self.complete_from.is_some_and(|from| from <= time_ms)
+    }
+
     /// The newest message time of its keys; it is of day `day`.
     fn newest_key(&self, day: i64) -> Option<i64> {
         self.keys
@@ -277,9 +285,43 @@ pub(crate) struct Needs {
     /// Partitions the index lacks, or needs complete (their inner column
     /// names are read).
     pub(crate) partitions: HashSet<PartitionKey>,
-    /// Those of them whose stored keys are read too.
-    pub(crate) complete: HashSet<PartitionKey>,
+    /// Those of them whose stored keys are read too, each from the earliest
+    /// message time it must settle ([`DedupIndex::to_read`] says which
+    /// keys that is).
+    pub(crate) complete: HashMap<PartitionKey, i64>,
 }
+
+impl Needs {
+    /// Notes that `partition` must be complete from `time_ms` on.
+    pub(crate) fn complete_from(&mut self, partition: PartitionKey, time_ms: i64) {
+        self.partitions.insert(partition);
+        let from = self.complete.entry(partition).or_insert(time_ms);
+        *from = (*from).min(time_ms);
+    }
+
+    /// Adds what `other` needs.
+    pub(crate) fn extend(&mut self, other: &Needs) {
+        self.partitions.extend(&other.partitions);
+        for (&partition, &time_ms) in &other.complete {
+            self.complete_from(partition, time_ms);
+        }
+    }
+}
+
+/// The keys of a partition's rows in the sink with message times in
+/// `times` (ms), read to make it complete from `times.start` on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredRead {
+    pub(crate) times: Range<i64>,
+    pub(crate) keys: Vec<(i64, u64)>,
+}
+
+/// A read starts this far before the earliest message that needs it, on a
+/// multiple of it (ms): the messages that need a read come in waves (a
+/// gateway's backlog, bodies sent again after a refusal), each a little
+/// older than the last, and each would otherwise read the few keys before
+/// the last read's start.
+const READ_ALIGN_MS: i64 = 5 * 60_000;
 
 /// What [`DedupIndex::admit`] did with a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,14 +430,15 @@ impl DedupIndex {
     pub(crate) fn install(
         &mut self,
         generation: u64,
-        loaded: impl IntoIterator<Item = (PartitionKey, Option<Vec<(i64, u64)>>, Vec<u64>)>,
+        loaded: impl IntoIterator<Item = (PartitionKey, Option<StoredRead>, Vec<u64>)>,
     ) -> bool {
         if generation != self.generation {
             return false;
         }
-        for (partition, keys, names) in loaded {
-            let complete = self.partitions.get(&partition).is_some_and(|p| p.complete);
-            self.load(partition, keys.filter(|_| !complete), names);
+        for (partition, read, names) in loaded {
+            let covered = |read: &StoredRead| self.covers(partition, read.times.start);
+            let read = read.filter(|read| !covered(read));
+            self.load(partition, read, names);
         }
         true
     }
@@ -405,9 +448,46 @@ impl DedupIndex {
         self.partitions.contains_key(&partition)
     }
 
-    /// Whether the partition holds the sink's keys too.
+    /// Whether the partition holds any of the sink's keys.
+    #[cfg(test)]
     pub(crate) fn is_complete(&self, partition: PartitionKey) -> bool {
-        self.partitions.get(&partition).is_some_and(|p| p.complete)
+        self.partitions
+            .get(&partition)
+            .is_some_and(|p| p.complete_from.is_some())
+    }
+
+    /// Whether the partition is complete from `time_ms` on (it holds every
+    /// key of its rows in the sink at or after it).
+    pub(crate) fn covers(&self, partition: PartitionKey, time_ms: i64) -> bool {
+        self.partitions
+            .get(&partition)
+            .is_some_and(|p| p.covers(time_ms))
+    }
+
+    /// The message times whose keys must be read from the sink for the
+    /// partition to be complete from `time_ms` on; `None` when it is.
+    ///
+    /// Without marks (ClickHouse) that is the whole day. With them, the
+    /// index already holds every key of the tracker at or after its
+    /// `held_from`, and a partition complete from some time every key of it
+    /// from there: the read ends where those begin. It starts a little
+    /// before `time_ms` ([`READ_ALIGN_MS`]). So a message minutes behind
+    /// its tracker's newest reads minutes of keys, not its whole day (a
+    /// gateway's backlog across a fleet made every tracker's partition read
+    /// its day, and hold it: decision 142).
+    pub(crate) fn to_read(&self, (tracker, day): PartitionKey, time_ms: i64) -> Option<Range<i64>> {
+        let day_range = day * DAY_MS..(day + 1) * DAY_MS;
+        let part = self.partitions.get(&(tracker, day));
+        let complete_from = part.and_then(|p| p.complete_from).unwrap_or(i64::MAX);
+        let times = match self.mark(tracker) {
+            None => day_range.start..complete_from.min(day_range.end),
+            Some(mark) => {
+                let start = time_ms - time_ms.rem_euclid(READ_ALIGN_MS);
+                let end = mark.held_from.min(complete_from).min(day_range.end);
+                start.max(day_range.start)..end
+            }
+        };
+        (times.start <= time_ms && time_ms < times.end).then_some(times)
     }
 
     /// Whether the message is stored, from what the index holds.
@@ -428,11 +508,11 @@ impl DedupIndex {
     ) -> Known {
         let part = self.partitions.get(&partition);
         let known = self.known_in(part, partition, time_ms, hash);
-        if part.is_none() || known == Known::Unknown {
+        if part.is_none() {
             needs.partitions.insert(partition);
         }
         if known == Known::Unknown {
-            needs.complete.insert(partition);
+            needs.complete_from(partition, time_ms);
         }
         known
     }
@@ -455,7 +535,7 @@ impl DedupIndex {
             return Known::Duplicate;
         }
         let held_from = mark.map_or(i64::MAX, |mark| mark.held_from);
-        if part.is_some_and(|p| p.complete) || time_ms >= held_from {
+        if part.is_some_and(|p| p.covers(time_ms)) || time_ms >= held_from {
             return Known::New;
         }
         Known::Unknown
@@ -477,32 +557,36 @@ impl DedupIndex {
     }
 
     /// Installs a partition with the sink's inner column names and, when
-    /// `keys` is given, the sink's keys (it is complete then). The keys it
-    /// held (its memtable rows) stay.
+    /// `read` is given, the sink's keys of the times [`to_read`](Self::to_read)
+    /// gave (it is complete from their start then). The keys it held stay.
     pub(crate) fn load(
         &mut self,
         partition: PartitionKey,
-        keys: Option<Vec<(i64, u64)>>,
+        read: Option<StoredRead>,
         names: impl IntoIterator<Item = u64>,
     ) {
         self.tick += 1;
         let part = self.partitions.entry(partition).or_default();
         part.last_used = self.tick;
         part.names.extend(names);
-        if let Some(keys) = keys {
-            // The sink's keys include the held ones. A row flushed while
-            // they were read may be both in them and still counted in the
-            // memtable's until its flush is counted off.
+        if let Some(StoredRead { times, keys }) = read {
+            // The read includes the held keys of its times (a tracker's
+            // mark may have passed keys a partition still holds). A row
+            // flushed while they were read may be both in them and still
+            // counted in the memtable's until its flush is counted off.
             let before = part.entries();
-            part.held = Set::default();
             let day = partition.1;
+            part.held.retain(|key| !times.contains(&key.time_ms(day)));
             part.stored.add(
                 keys.into_iter()
                     .map(|(time, hash)| Key::new(time, hash))
                     .collect(),
                 day,
             );
-            part.complete = true;
+            part.complete_from = Some(
+                part.complete_from
+                    .map_or(times.start, |f| f.min(times.start)),
+            );
             self.entries = self.entries + part.entries() - before;
         }
     }
@@ -577,7 +661,7 @@ impl DedupIndex {
             if part.holds(&key, partition.1) {
                 return Admitted::Duplicate;
             }
-            if !(read || part.complete || time_ms >= newest.held_from) {
+            if !(read || part.covers(time_ms) || time_ms >= newest.held_from) {
                 return Admitted::Unknown;
             }
         }
@@ -649,12 +733,26 @@ impl DedupIndex {
         let day = partition.1;
         let gone = keys.map(|(time, hash)| Key::new(time, hash)).collect();
         let taken = part.keys.take(gone, day);
-        if part.complete {
+        let mut newest_dropped = None;
+        if let Some(from) = part.complete_from {
+            // Nearly always none: a message before `from` needed the
+            // partition read from before it, unless its tracker's mark
+            // settled it.
+            let before_from = |key: &Key| key.time_ms(day) < from;
+            let (before_from, taken): (Vec<Key>, Vec<Key>) = match taken.iter().any(before_from) {
+                true => taken.into_iter().partition(before_from),
+                false => (Vec::new(), taken),
+            };
             part.stored.add(taken, day);
+            for key in before_from {
+                part.hold_or_drop(key, key.time_ms(day), cutoff, &mut newest_dropped);
+            }
             self.entries = self.entries + part.entries() - before;
+            if let Some(time) = newest_dropped {
+                self.dropped_through(tracker, time);
+            }
             return;
         }
-        let mut newest_dropped = None;
         for key in taken {
             part.hold_or_drop(key, key.time_ms(day), cutoff, &mut newest_dropped);
         }
@@ -710,7 +808,9 @@ impl DedupIndex {
         let mut by_age: Vec<(u64, PartitionKey)> = self
             .partitions
             .iter()
-            .filter(|(_, p)| (p.unflushed == 0 || p.complete) && p.last_used <= since)
+            .filter(|(_, p)| {
+                (p.unflushed == 0 || p.complete_from.is_some()) && p.last_used <= since
+            })
             .map(|(key, p)| (p.last_used, *key))
             .collect();
         by_age.sort_unstable();
@@ -736,12 +836,12 @@ impl DedupIndex {
         let Some(part) = self.partitions.get_mut(&key) else {
             return false;
         };
-        if !part.complete {
+        if part.complete_from.is_none() {
             return false;
         }
         self.generation += 1;
         let before = part.entries();
-        part.complete = false;
+        part.complete_from = None;
         let mut newest_dropped = None;
         for stored in part.stored.take() {
             part.hold_or_drop(stored, stored.time_ms(key.1), cutoff, &mut newest_dropped);
@@ -789,6 +889,14 @@ impl DedupIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A read of the whole of `partition`'s day.
+    fn whole((_, day): PartitionKey, keys: Vec<(i64, u64)>) -> Option<StoredRead> {
+        Some(StoredRead {
+            times: day * DAY_MS..(day + 1) * DAY_MS,
+            keys,
+        })
+    }
 
     #[test]
     fn a_days_names_stay_within_the_limit_whatever_was_admitted_before() {
@@ -941,7 +1049,7 @@ mod tests {
         let mut index = DedupIndex::new(100, None, 0);
         index.load(p, None, []);
         assert_eq!(index.admit(p, 5, 1, &[], 5, false), Admitted::Unknown);
-        index.load(p, Some(vec![(5, 1)]), []);
+        index.load(p, whole(p, vec![(5, 1)]), []);
         assert_eq!(index.admit(p, 5, 1, &[], 5, false), Admitted::Duplicate);
         assert_eq!(index.admit(p, 5, 2, &[], 5, false), Admitted::New);
         assert_eq!(index.entries(), 2);
@@ -964,7 +1072,7 @@ mod tests {
         let day = 20_000;
         let base = day * DAY_MS;
         let mut index = DedupIndex::new(100, Some(HashMap::new()), 0);
-        index.load((1, day), Some(vec![]), []);
+        index.load((1, day), whole((1, day), vec![]), []);
         assert!(index.insert((1, day), base + 5, 9));
         assert!(index.insert((1, day), base + DAY_MS - 5, 9));
         assert!(!index.insert((1, day), base + 5, 9));
@@ -981,7 +1089,7 @@ mod tests {
         let p = (1, 0);
         let mut stored: Vec<(i64, u64)> = (0..10).map(|i| (100 + i, i as u64)).collect();
         stored.push((195, 11));
-        index.load(p, Some(stored), []);
+        index.load(p, whole(p, stored), []);
         assert!(index.insert(p, 200, 99));
         assert_eq!(index.entries(), 12);
         assert_eq!(index.shrink(index.tick()), 1);
@@ -999,36 +1107,36 @@ mod tests {
     #[test]
     fn inserts_report_duplicates_and_eviction_keeps_bounds() {
         let mut index = DedupIndex::new(4, None, 0);
-        assert_eq!(index.known((1, 10), 100, 7), Known::Unknown);
-        index.load((1, 10), Some(vec![(100, 7)]), []);
-        assert_eq!(index.known((1, 10), 100, 7), Known::Duplicate);
-        assert_eq!(index.known((1, 10), 100, 8), Known::New);
-        assert!(index.insert((1, 10), 100, 8), "same second, other content");
-        assert!(!index.insert((1, 10), 100, 8));
+        assert_eq!(index.known((1, 0), 100, 7), Known::Unknown);
+        index.load((1, 0), whole((1, 0), vec![(100, 7)]), []);
+        assert_eq!(index.known((1, 0), 100, 7), Known::Duplicate);
+        assert_eq!(index.known((1, 0), 100, 8), Known::New);
+        assert!(index.insert((1, 0), 100, 8), "same second, other content");
+        assert!(!index.insert((1, 0), 100, 8));
         // Partitions used after `since` (this group's) stay.
         let since = index.tick();
-        index.load((2, 10), Some(vec![(1, 1), (2, 2), (3, 3)]), []);
+        index.load((2, 0), whole((2, 0), vec![(1, 1), (2, 2), (3, 3)]), []);
         assert_eq!(index.entries(), 5);
         assert_eq!(index.shrink(since), 1, "demoted");
         assert!(
-            index.is_loaded((1, 10)) && !index.is_complete((1, 10)),
+            index.is_loaded((1, 0)) && !index.is_complete((1, 0)),
             "a partition with a row in the memtable stays, incomplete"
         );
         assert_eq!(index.entries(), 4);
-        assert_eq!(index.known((1, 10), 100, 8), Known::Duplicate, "kept");
-        assert_eq!(index.known((1, 10), 100, 7), Known::Unknown, "dropped");
-        index.flushed(&[((1, 10), 100, 8)]);
-        assert!(!index.is_loaded((1, 10)), "incomplete and empty: gone");
-        index.load((1, 10), Some(vec![(100, 7), (100, 8)]), []);
+        assert_eq!(index.known((1, 0), 100, 8), Known::Duplicate, "kept");
+        assert_eq!(index.known((1, 0), 100, 7), Known::Unknown, "dropped");
+        index.flushed(&[((1, 0), 100, 8)]);
+        assert!(!index.is_loaded((1, 0)), "incomplete and empty: gone");
+        index.load((1, 0), whole((1, 0), vec![(100, 7), (100, 8)]), []);
         index.flushed(&[]);
-        assert!(index.is_loaded((1, 10)), "a complete partition stays");
+        assert!(index.is_loaded((1, 0)), "a complete partition stays");
         assert_eq!(index.entries(), 5);
-        // (1, 10) was used last, yet not since: the least recently used
+        // (1, 0) was used last, yet not since: the least recently used
         // that is not of the group goes, and only it.
         let since = index.tick();
-        index.load((2, 10), None, []);
+        index.load((2, 0), None, []);
         assert_eq!(index.shrink(since), 1);
-        assert!(!index.is_loaded((1, 10)) && index.is_loaded((2, 10)));
+        assert!(!index.is_loaded((1, 0)) && index.is_loaded((2, 0)));
         assert_eq!(index.entries(), 3);
     }
 
@@ -1054,7 +1162,7 @@ mod tests {
         assert_eq!(index.entries(), 1);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Unknown);
         assert_eq!(index.known((1, 0), 2_200, 7), Known::New);
-        index.load((1, 0), Some(vec![(2_000, 5)]), []);
+        index.load((1, 0), whole((1, 0), vec![(2_000, 5)]), []);
         assert_eq!(index.known((1, 0), 2_000, 5), Known::Duplicate);
         assert_eq!(index.known((1, 0), 1_500, 5), Known::New);
     }
@@ -1063,7 +1171,7 @@ mod tests {
     fn a_message_past_the_newest_stored_time_is_new_unless_it_was_just_inserted() {
         // Tracker 1 has rows up to 1,000 in the sink, with that very key held.
         let mut index = DedupIndex::new(100, Some(HashMap::from([(1, 1_000)])), 0);
-        index.load((1, 0), Some(vec![(1_000, 5)]), []);
+        index.load((1, 0), whole((1, 0), vec![(1_000, 5)]), []);
         assert_eq!(index.known((1, 0), 1_000, 5), Known::Duplicate);
         assert_eq!(index.known((1, 0), 1_001, 5), Known::New);
         // Each insert raises the newest time: a copy of it is found, in its
@@ -1116,7 +1224,7 @@ mod tests {
         assert_eq!(index.known(p, 100_500, 7), Known::Unknown);
         // Without watermarks (ClickHouse) nothing is held past a flush.
         let mut index = DedupIndex::new(100, None, minute);
-        index.load(p, Some(vec![]), []);
+        index.load(p, whole(p, vec![]), []);
         index.retain(|_| false);
         index.load(p, None, []);
         assert!(index.insert(p, 5, 5));
@@ -1178,42 +1286,148 @@ mod tests {
         // of 2,000 (behind the watermark, no recent window) ...
         index.flushed(&[(p, 2_000, 2), (p, 3_000, 3)]);
         // ... so the read misses it: installing would call it new.
-        assert!(!index.install(before, [(p, Some(vec![(1_000, 1)]), vec![])]));
+        assert!(!index.install(before, [(p, whole(p, vec![(1_000, 1)]), vec![])]));
         assert_eq!(index.known(p, 2_000, 2), Known::Unknown);
         // Read again after the flush: complete.
         let now = index.generation();
         let stored = vec![(1_000, 1), (2_000, 2), (3_000, 3)];
-        assert!(index.install(now, [(p, Some(stored), vec![])]));
+        assert!(index.install(now, [(p, whole(p, stored), vec![])]));
         assert_eq!(index.known(p, 2_000, 2), Known::Duplicate);
         assert_eq!(index.known(p, 500, 3), Known::New);
         // Eviction and retention drop keys too.
         let before = index.generation();
         index.retain(|_| false);
-        assert!(!index.install(before, [(p, Some(vec![]), vec![])]));
+        assert!(!index.install(before, [(p, whole(p, vec![]), vec![])]));
         assert!(!index.is_loaded(p));
+    }
+
+    /// A read brings the keys from (about) the message's time to where the
+    /// index holds them; it is complete from there, and counts each key once.
+    #[test]
+    fn a_read_brings_the_times_the_index_lacks_and_completes_from_their_start() {
+        let minute = 60_000;
+        let day = 3;
+        let start = day * DAY_MS;
+        let p = (1, day);
+        let newest = start + 60 * minute;
+        let mut index = DedupIndex::new(100, Some(HashMap::from([(1, newest)])), 0);
+        index.load(p, None, []);
+        let late = newest - 2 * minute;
+        assert_eq!(index.known(p, late, 9), Known::Unknown);
+        // From minute 55 (on 5 minutes) to past the newest (held from there).
+        assert_eq!(
+            index.to_read(p, late),
+            Some(start + 55 * minute..newest + 1)
+        );
+        let read = |times: Range<i64>, keys: Vec<i64>| StoredRead {
+            keys: keys.into_iter().map(|t| (t, 1)).collect(),
+            times,
+        };
+        index.load(
+            p,
+            Some(read(start + 55 * minute..newest + 1, vec![late, newest])),
+            [],
+        );
+        assert!(index.covers(p, start + 55 * minute) && !index.covers(p, start + 55 * minute - 1));
+        assert_eq!(index.known(p, late, 1), Known::Duplicate);
+        assert_eq!(index.known(p, late, 9), Known::New);
+        assert_eq!(index.to_read(p, late), None);
+        // Further back: the read ends where the partition is complete from.
+        let older = start + 12 * minute + 5;
+        assert_eq!(index.known(p, older, 1), Known::Unknown);
+        assert_eq!(
+            index.to_read(p, older),
+            Some(start + 10 * minute..start + 55 * minute)
+        );
+        index.load(
+            p,
+            Some(read(start + 10 * minute..start + 55 * minute, vec![older])),
+            [],
+        );
+        assert_eq!(index.known(p, older, 1), Known::Duplicate);
+        assert_eq!(index.entries(), 3);
+        // Flushed keys of a complete partition are kept, whatever the window.
+        assert!(index.insert(p, newest + 1, 4));
+        index.flushed(&[(p, newest + 1, 4)]);
+        assert_eq!(index.known(p, newest + 1, 4), Known::Duplicate);
+        assert_eq!(index.entries(), 4);
+        // One before it (recorded as after a read) is dropped as an
+        // incomplete partition's would be: it needs a read again.
+        let early = start + 5 * minute;
+        assert!(index.insert(p, early, 7));
+        index.flushed(&[(p, early, 7)]);
+        assert_eq!(index.entries(), 4);
+        assert_eq!(index.known(p, early, 7), Known::Unknown);
+        // A message the index settles needs no read.
+        assert_eq!(
+            index.to_read((1, day + 1), (day + 1) * DAY_MS + 5),
+            None,
+            "held"
+        );
+        assert_eq!(index.to_read((2, day), start + 1), None, "nothing stored");
+        // Without marks (ClickHouse), a read is of the whole day.
+        let mut blind = DedupIndex::new(100, None, 0);
+        assert_eq!(blind.to_read(p, late), Some(start..start + DAY_MS));
+        blind.load(p, Some(read(start..start + DAY_MS, vec![late])), []);
+        assert_eq!(blind.to_read(p, start), None);
+        assert_eq!(blind.known(p, start, 3), Known::New);
+    }
+
+    /// A key a partition holds as a recent one, past its tracker's mark,
+    /// is not counted again when a read brings it.
+    #[test]
+    fn a_read_takes_over_the_held_keys_of_its_times() {
+        let p = (1, 0);
+        let mut index = DedupIndex::new(100, Some(HashMap::new()), 10);
+        index.load(p, None, []);
+        assert!(index.insert(p, 100, 1));
+        assert!(index.insert(p, 200, 2));
+        index.flushed(&[(p, 100, 1), (p, 200, 2)]);
+        // The window (10 ms behind 200) holds 200 only.
+        assert_eq!(index.entries(), 1);
+        // Another day's flush raises the tracker's mark past 200.
+        index.load((1, 1), None, []);
+        assert!(index.insert((1, 1), DAY_MS + 5_000, 3));
+        index.flushed(&[((1, 1), DAY_MS + 5_000, 3)]);
+        assert!(index.insert((1, 1), DAY_MS + 9_000, 4));
+        index.flushed(&[((1, 1), DAY_MS + 9_000, 4)]);
+        assert_eq!(index.known(p, 150, 1), Known::Unknown);
+        let times = index.to_read(p, 150).unwrap();
+        assert_eq!(times, 0..DAY_MS, "held from the next day");
+        let before = index.entries();
+        index.load(
+            p,
+            Some(StoredRead {
+                times,
+                keys: vec![(100, 1), (200, 2)],
+            }),
+            [],
+        );
+        assert_eq!(index.entries(), before + 1, "200 counted once");
+        assert_eq!(index.known(p, 200, 2), Known::Duplicate);
     }
 
     #[test]
     fn a_failed_write_forgets_its_keys() {
         let mut index = DedupIndex::new(100, None, 0);
-        index.load((2, 10), Some(vec![]), []);
-        assert!(index.insert((2, 10), 1, 1));
-        index.remove((2, 10), 1, 1);
-        assert_eq!(index.known((2, 10), 1, 1), Known::New);
+        index.load((2, 0), whole((2, 0), vec![]), []);
+        assert!(index.insert((2, 0), 1, 1));
+        index.remove((2, 0), 1, 1);
+        assert_eq!(index.known((2, 0), 1, 1), Known::New);
         assert_eq!(index.entries(), 0);
     }
 
     #[test]
     fn retention_keeps_partitions_with_rows_in_the_memtable() {
         let mut index = DedupIndex::new(100, None, 0);
-        index.load((1, 10), Some(vec![(5, 5)]), []);
-        index.load((2, 10), Some(vec![]), []);
-        index.insert((2, 10), 6, 6);
+        index.load((1, 0), whole((1, 0), vec![(5, 5)]), []);
+        index.load((2, 0), whole((2, 0), vec![]), []);
+        index.insert((2, 0), 6, 6);
         index.retain(|_| false);
-        assert!(!index.is_loaded((1, 10)));
-        assert!(index.is_loaded((2, 10)));
-        assert_eq!(index.known((2, 10), 6, 6), Known::Duplicate);
-        index.flushed(&[((2, 10), 6, 6)]);
+        assert!(!index.is_loaded((1, 0)));
+        assert!(index.is_loaded((2, 0)));
+        assert_eq!(index.known((2, 0), 6, 6), Known::Duplicate);
+        index.flushed(&[((2, 0), 6, 6)]);
         index.retain(|_| false);
         assert_eq!(index.entries(), 0);
     }

@@ -21,7 +21,7 @@ use schemas::{FileEntry, Message, TelemetrySnapshot, TelemetrySource, TrackerId,
 use crate::batch::{
     DAY_MS, Encoding, Entry, Prepared, Resident, day_of, name_key, recovered_batches,
 };
-use crate::dedup::{DedupIndex, Known, Needs, PartitionKey};
+use crate::dedup::{DedupIndex, Known, Needs, PartitionKey, StoredRead};
 use crate::live::{LivePoint, LivePositions};
 use crate::metrics::{IngestMetrics, Stage};
 use crate::rows::Rows;
@@ -171,9 +171,12 @@ pub struct WriteOutcome {
     pub rejected: Vec<(usize, String)>,
 }
 
-/// A partition read from the sink: its keys (when it is to be complete) and
-/// its inner columns' name keys.
-type Loaded = (PartitionKey, Option<Vec<(i64, u64)>>, Vec<u64>);
+/// A partition read from the sink: its keys of some times (when it is to
+/// be complete from their start) and its inner columns' name keys.
+type Loaded = (PartitionKey, Option<StoredRead>, Vec<u64>);
+
+/// The message times of each partition whose keys are read.
+pub(crate) type KeyTimes = HashMap<PartitionKey, std::ops::Range<i64>>;
 
 /// State shared by the engine's threads and its readers.
 #[derive(Debug)]
@@ -234,18 +237,18 @@ impl Shared {
 
     /// Loads partitions into the dedup index from the sink: each one's
     /// inner column names, and its keys too for those in `complete` (those
-    /// with messages the index cannot settle). Holds the epoch, so no file
-    /// of the list goes meanwhile.
+    /// with messages the index cannot settle, from the earliest such
+    /// message's time on). Holds the epoch, so no file of the list goes
+    /// meanwhile.
     pub(crate) fn load_partitions(
         &self,
         dedup: &mut DedupIndex,
         partitions: &HashSet<PartitionKey>,
-        complete: &HashSet<PartitionKey>,
+        complete: &HashMap<PartitionKey, i64>,
     ) -> Result<()> {
-        let loaded = self.read_partitions(partitions, complete)?;
-        self.metrics
-            .dedup_writer_loads
-            .inc_by(complete.len() as u64);
+        let times = key_times(dedup, complete);
+        let loaded = self.read_partitions(partitions, &times)?;
+        self.metrics.dedup_writer_loads.inc_by(times.len() as u64);
         for (partition, keys, names) in loaded {
             dedup.load(partition, keys, names);
         }
@@ -253,26 +256,27 @@ impl Shared {
     }
 
     /// Reads from the sink what [`load_partitions`](Self::load_partitions)
-    /// loads: per partition, its keys (those in `complete`) and its name keys.
+    /// loads: per partition, its keys of `times` (those in it) and its name keys.
     fn read_partitions(
         &self,
         partitions: &HashSet<PartitionKey>,
-        complete: &HashSet<PartitionKey>,
+        times: &KeyTimes,
     ) -> Result<Vec<Loaded>> {
         let (files, _epoch) = {
             let state = self.read();
             (state.files.clone(), state.epoch.clone())
         };
-        let mut keys = match complete.is_empty() {
+        let mut keys = match times.is_empty() {
             true => HashMap::new(),
-            false => self.sink.keys_many(&files, complete)?,
+            false => self.sink.keys_many(&files, times)?,
         };
-        self.metrics.dedup_loads.inc_by(complete.len() as u64);
+        self.metrics.dedup_loads.inc_by(times.len() as u64);
         let mut loaded = Vec::with_capacity(partitions.len());
         for &(tracker, day) in partitions {
-            let keys = complete
-                .contains(&(tracker, day))
-                .then(|| keys.remove(&(tracker, day)).unwrap_or_default());
+            let keys = times.get(&(tracker, day)).map(|times| StoredRead {
+                times: times.clone(),
+                keys: keys.remove(&(tracker, day)).unwrap_or_default(),
+            });
             let names = self.sink.inner_names(&files, tracker, day)?;
             loaded.push((
                 (tracker, day),
@@ -318,6 +322,16 @@ impl Shared {
             .map_or(0.0, |t| t.elapsed().as_secs_f64());
         self.metrics.flush_lag_seconds.set(lag);
     }
+}
+
+/// The message times whose keys make each partition of `complete` (with
+/// the earliest time it must settle) complete from there, as `dedup` says
+/// ([`DedupIndex::to_read`]); those it settles already are left out.
+pub(crate) fn key_times(dedup: &DedupIndex, complete: &HashMap<PartitionKey, i64>) -> KeyTimes {
+    complete
+        .iter()
+        .filter_map(|(&partition, &from)| Some((partition, dedup.to_read(partition, from)?)))
+        .collect()
 }
 
 /// Creates `dir` if missing; its canonical path (absolute, no `..`, no symlink).

@@ -4,7 +4,8 @@
 pub(crate) mod clickhouse;
 pub(crate) mod parquet;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -50,21 +51,23 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug {
     /// catalog in one commit (compaction keeps every row, retention drops old ones).
     fn rewrite(&self, files: &[FileEntry], keep: &dyn Fn(i64, i64) -> bool) -> Result<Rewrite>;
 
-    /// The (message time, content hash) keys of a tracker's rows on day
-    /// `day` (days since the epoch), for deduplication. `files` is the
-    /// engine's current list (held by its epoch, so none is deleted
-    /// meanwhile); a sink without files ignores it.
-    fn keys(&self, files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<(i64, u64)>>;
+    /// The (message time, content hash) keys of a tracker's rows with
+    /// message times in `times` (ms, within one day), for deduplication.
+    /// `files` is the engine's current list (held by its epoch, so none is
+    /// deleted meanwhile); a sink without files ignores it.
+    fn keys(&self, files: &[FileEntry], tracker: i64, times: Range<i64>)
+    -> Result<Vec<(i64, u64)>>;
 
-    /// [`keys`](Self::keys) of many partitions (absent: no keys).
+    /// [`keys`](Self::keys) of many partitions, each of its times (absent:
+    /// no keys).
     fn keys_many(
         &self,
         files: &[FileEntry],
-        partitions: &HashSet<PartitionKey>,
+        wanted: &HashMap<PartitionKey, Range<i64>>,
     ) -> Result<HashMap<PartitionKey, Vec<(i64, u64)>>> {
         let mut keys = HashMap::new();
-        for &(tracker, day) in partitions {
-            keys.insert((tracker, day), self.keys(files, tracker, day)?);
+        for (&(tracker, day), times) in wanted {
+            keys.insert((tracker, day), self.keys(files, tracker, times.clone())?);
         }
         Ok(keys)
     }

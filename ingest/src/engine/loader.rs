@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 
-use super::Shared;
+use super::{Shared, key_times};
 use crate::dedup::Needs;
 
 /// What one write needs read, and the channel to say it was (awaited by
@@ -34,8 +34,7 @@ pub(super) fn run(shared: Arc<Shared>, requests: Receiver<Request>) {
         let round: Vec<Request> = std::iter::once(first).chain(requests.try_iter()).collect();
         let mut needs = Needs::default();
         for request in &round {
-            needs.partitions.extend(&request.needs.partitions);
-            needs.complete.extend(&request.needs.complete);
+            needs.extend(&request.needs);
         }
         load(&shared, needs);
         for request in round {
@@ -66,17 +65,19 @@ fn load_once(shared: &Shared, needs: &mut Needs) -> bool {
         partitions,
         complete,
     } = needs;
-    let generation = {
+    let (generation, times) = {
         let dedup = shared.dedup.lock();
         // An earlier round (or the writer) may have read some already.
-        complete.retain(|&p| !dedup.is_complete(p));
-        partitions.retain(|&p| complete.contains(&p) || !dedup.is_loaded(p));
-        dedup.generation()
+        complete.retain(|&p, &mut from| !dedup.covers(p, from));
+        partitions.retain(|&p| complete.contains_key(&p) || !dedup.is_loaded(p));
+        // What to read, as of this generation (what the index holds then
+        // bounds it).
+        (dedup.generation(), key_times(&dedup, complete))
     };
     if partitions.is_empty() {
         return true;
     }
-    let loaded = match shared.read_partitions(partitions, complete) {
+    let loaded = match shared.read_partitions(partitions, &times) {
         Ok(loaded) => loaded,
         Err(e) => {
             tracing::debug!(error = %e, "reading partitions ahead of writes failed; the writer reads them");

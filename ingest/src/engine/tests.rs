@@ -639,6 +639,80 @@ async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
     ingest.shutdown().unwrap();
 }
 
+/// A message minutes behind its tracker's newest reads the keys of those
+/// minutes, not its day's; one further back reads back to it; each then
+/// settles retransmissions exactly (decision 142).
+#[tokio::test]
+async fn a_late_message_reads_the_keys_from_its_time_not_its_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = IngestConfig {
+        dedup_recent: Duration::ZERO,
+        ..config(dir.path())
+    };
+    let ingest = Ingest::open(config, &mut Registry::default()).unwrap();
+    // An hour of one tracker at 1 Hz (it starts at midnight), in six files.
+    let minute = 60_000;
+    let at = |second: i64, fuel: f64| message(7, NOW_MS + second * 1000, fuel);
+    for file in 0..6 {
+        let seconds = file * 600..(file + 1) * 600;
+        ingest
+            .write(seconds.map(|s| at(s, 1.0)).collect())
+            .await
+            .unwrap();
+        ingest.flush().unwrap();
+    }
+    let entries = || ingest.shared.dedup.lock().entries();
+    // Nothing recent is held (no window), but the newest key.
+    assert_eq!(entries(), 1);
+
+    let late = ingest
+        .write(vec![at(3_540, 1.0), at(3_541, 2.0)])
+        .await
+        .unwrap();
+    assert_eq!((late.accepted, late.duplicates), (1, 1));
+    // Read from minute 55 (on 5 minutes) to the held newest: 299 keys;
+    // with it and the new one, 301.
+    assert_eq!(entries(), 301);
+
+    let older = ingest
+        .write(vec![at(600, 1.0), at(601, 2.0), at(3_500, 1.0)])
+        .await
+        .unwrap();
+    assert_eq!((older.accepted, older.duplicates), (1, 2));
+    // Now complete from minute 10: 2,700 more keys and the new one.
+    assert_eq!(entries(), 3_002);
+    assert!(
+        ingest
+            .shared
+            .dedup
+            .lock()
+            .covers((7, NOW_MS / DAY_MS), NOW_MS + 10 * minute)
+    );
+    assert!(
+        !ingest
+            .shared
+            .dedup
+            .lock()
+            .covers((7, NOW_MS / DAY_MS), NOW_MS + 10 * minute - 1)
+    );
+
+    // After a flush, the partition keeps its keys: sent again, all settled
+    // without a read.
+    ingest.flush().unwrap();
+    let loads = ingest.shared.metrics.dedup_loads.get();
+    let again = ingest
+        .write(vec![at(3_541, 2.0), at(601, 2.0), at(1_000, 1.0)])
+        .await
+        .unwrap();
+    assert_eq!((again.accepted, again.duplicates), (0, 3));
+    assert_eq!(ingest.shared.metrics.dedup_loads.get(), loads);
+    ingest.shutdown().unwrap();
+    drop(ingest);
+    let ingest = open(dir.path());
+    assert_eq!(rows(&ingest.snapshot()), 3_602);
+    ingest.shutdown().unwrap();
+}
+
 /// A partition read ahead of a write, before a flush dropped keys from the
 /// index, is not installed: it could miss the flushed rows.
 #[tokio::test]
@@ -666,10 +740,13 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
             .0
             .expect("a late message needs its partition");
         // As the loader reads: the generation, then the files.
-        let generation = ingest.shared.dedup.lock().generation();
+        let (generation, times) = {
+            let dedup = ingest.shared.dedup.lock();
+            (dedup.generation(), key_times(&dedup, &needs.complete))
+        };
         let stale = ingest
             .shared
-            .read_partitions(&needs.partitions, &needs.complete)
+            .read_partitions(&needs.partitions, &times)
             .unwrap();
         // Meanwhile second 2 goes to a file, and (second 3 being newer, no
         // recent window) its key leaves the index.

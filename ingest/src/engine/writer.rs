@@ -16,7 +16,7 @@
 //! memtable. With `--unsafe-no-wal-fsync` a group is done once written
 //! out, on the writer thread.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -455,7 +455,8 @@ fn store(
                 }
                 if admitted == Admitted::Unknown {
                     let one = HashSet::from([partition]);
-                    shared.load_partitions(&mut dedup, &one, &one)?;
+                    let from = HashMap::from([(partition, time)]);
+                    shared.load_partitions(&mut dedup, &one, &from)?;
                     admitted = dedup.admit(partition, time, hash, names, limit, true);
                 }
                 match admitted {

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -479,7 +480,9 @@ impl Sink for ClickHouseSink {
         ))
     }
 
-    /// The keys ClickHouse holds for the tracker's day. When ClickHouse does
+    /// The keys ClickHouse holds for the tracker's times (the index asks
+    /// for a whole day: without marks nothing else settles a message).
+    /// When ClickHouse does
     /// not answer within the query timeout, none: intake goes on while
     /// ClickHouse is down (decision 60), and a message stored again is
     /// folded by the table's dedup key and by readers.
@@ -487,7 +490,12 @@ impl Sink for ClickHouseSink {
     /// After such a failure the next [`KEYS_PAUSE`] (or until a flush
     /// succeeds) asks nothing and answers none at once: an unreachable
     /// server costs the writer thread one timeout, not one per partition.
-    fn keys(&self, _files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
+    fn keys(
+        &self,
+        _files: &[FileEntry],
+        tracker: i64,
+        times: Range<i64>,
+    ) -> Result<Vec<(i64, u64)>> {
         let paused = *self
             .keys_unavailable_until
             .lock()
@@ -495,7 +503,7 @@ impl Sink for ClickHouseSink {
         if paused.is_some_and(|until| Instant::now() < until) {
             tracing::debug!(
                 tracker,
-                day,
+                from = times.start,
                 "ClickHouse recently failed to give stored keys; deduplicating against memory only"
             );
             return Ok(Vec::new());
@@ -508,8 +516,8 @@ impl Sink for ClickHouseSink {
             .client
             .query(&sql)
             .bind(tracker)
-            .bind(day * 86_400_000)
-            .bind((day + 1) * 86_400_000);
+            .bind(times.start)
+            .bind(times.end);
         let timeout = self.config.query_timeout;
         let answer = self
             .block_on(async move { tokio::time::timeout(timeout, query.fetch_all::<Key>()).await });
@@ -523,7 +531,7 @@ impl Sink for ClickHouseSink {
                     Ok(Err(error)) => error.to_string(),
                     _ => format!("no answer within {} ms", timeout.as_millis()),
                 };
-                tracing::warn!(%error, tracker, day, pause_s = KEYS_PAUSE.as_secs(), "ClickHouse did not give the stored keys; deduplicating against memory only");
+                tracing::warn!(%error, tracker, from = times.start, pause_s = KEYS_PAUSE.as_secs(), "ClickHouse did not give the stored keys; deduplicating against memory only");
                 *self
                     .keys_unavailable_until
                     .lock()

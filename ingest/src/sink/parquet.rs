@@ -7,7 +7,8 @@ mod catalog;
 mod footers;
 mod writer;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -15,7 +16,7 @@ use arrow::record_batch::RecordBatch;
 use schemas::FileEntry;
 
 use crate::Result;
-use crate::batch::DAY_MS;
+use crate::batch::{DAY_MS, day_of};
 use crate::dedup::PartitionKey;
 use crate::sink::{Rewrite, Sink};
 use catalog::Catalog;
@@ -151,30 +152,37 @@ impl Sink for ParquetSink {
         Ok(names)
     }
 
-    fn keys(&self, files: &[FileEntry], tracker: i64, day: i64) -> Result<Vec<(i64, u64)>> {
-        let mut keys = self.keys_many(files, &HashSet::from([(tracker, day)]))?;
-        Ok(keys.remove(&(tracker, day)).unwrap_or_default())
+    fn keys(
+        &self,
+        files: &[FileEntry],
+        tracker: i64,
+        times: Range<i64>,
+    ) -> Result<Vec<(i64, u64)>> {
+        let partition = (tracker, day_of(times.start));
+        let mut keys = self.keys_many(files, &HashMap::from([(partition, times)]))?;
+        Ok(keys.remove(&partition).unwrap_or_default())
     }
 
-    /// Reads each file once for all the partitions it holds rows of.
+    /// Reads each file once for all the partitions it holds rows of in
+    /// their times: a flush's file holds minutes of each tracker's messages,
+    /// so a read of minutes opens a few files, not the day's.
     fn keys_many(
         &self,
         files: &[FileEntry],
-        partitions: &HashSet<PartitionKey>,
+        wanted: &HashMap<PartitionKey, Range<i64>>,
     ) -> Result<HashMap<PartitionKey, Vec<(i64, u64)>>> {
         let mut keys = HashMap::new();
         for file in files {
             // The file's spans say which of the partitions it holds rows of.
-            let holds = |&(tracker, day): &PartitionKey| {
-                let (from, to) = (day * DAY_MS, (day + 1) * DAY_MS);
+            let holds = |(&(tracker, _), times): (&PartitionKey, &Range<i64>)| {
                 file.span(tracker).is_some_and(|span| {
-                    span.message_time_min_ms < to && from <= span.message_time_max_ms
+                    span.message_time_min_ms < times.end && times.start <= span.message_time_max_ms
                 })
             };
-            let mut trackers: Vec<i64> = partitions
+            let mut trackers: Vec<i64> = wanted
                 .iter()
-                .filter(|p| holds(p))
-                .map(|p| p.0)
+                .filter(|&p| holds(p))
+                .map(|(p, _)| p.0)
                 .collect();
             if trackers.is_empty() {
                 continue;
@@ -185,7 +193,7 @@ impl Sink for ParquetSink {
                 &self.config.root.join(&file.path),
                 file.id,
                 &self.footers,
-                partitions,
+                wanted,
                 &trackers,
                 &mut keys,
             )?;

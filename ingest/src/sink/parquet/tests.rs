@@ -5,6 +5,9 @@ use schemas::{Message, TrackerId};
 use super::*;
 use crate::batch::{Entry, to_record_batch};
 
+/// Day 0's message times.
+const DAY_0: Range<i64> = 0..DAY_MS;
+
 fn entry(tracker: i64, time_ms: i64, input: Option<(&str, f64)>) -> Entry {
     Entry::new(Message {
         tracker_id: TrackerId(tracker),
@@ -86,11 +89,11 @@ fn persists_day_files_with_exact_inner_columns_and_finds_keys() {
     assert_eq!(*second.inner_columns, ["inputs.b"]);
     assert_eq!(sink.flushed_wal_segment(), 7);
 
-    let mut keys = sink.keys(&files, 1, 0).unwrap();
+    let mut keys = sink.keys(&files, 1, DAY_0).unwrap();
     keys.sort();
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0].0, 20);
-    assert!(sink.keys(&files, 3, 0).unwrap().is_empty());
+    assert!(sink.keys(&files, 3, DAY_0).unwrap().is_empty());
     let marks = sink.watermarks(&files).unwrap();
     assert_eq!(
         (marks.get(&1), marks.get(&9)),
@@ -163,7 +166,7 @@ fn key_reads_skip_row_groups_of_other_trackers() {
         .persist(&[to_record_batch(&entries).unwrap()], 1)
         .unwrap();
     for tracker in 0..10 {
-        let keys = sink.keys(&files, tracker, 0).unwrap();
+        let keys = sink.keys(&files, tracker, DAY_0).unwrap();
         assert_eq!(keys.len(), 4, "tracker {tracker}");
         assert!(keys.iter().all(|(t, _)| t / 4 == tracker));
     }
@@ -208,18 +211,32 @@ fn keys_of_many_partitions_read_together_equal_each_read_alone() {
         sink.persist(&[to_record_batch(&second).unwrap()], 2)
             .unwrap(),
     );
-    let wanted: HashSet<(i64, i64)> = [(0, 0), (3, 0), (3, 1), (6, 1), (8, 1), (20, 0)].into();
+    // Whole days, and parts of days: only the rows of their times.
+    let whole = |d: i64| d * day..(d + 1) * day;
+    let wanted: HashMap<(i64, i64), Range<i64>> = [
+        ((0, 0), whole(0)),
+        ((3, 0), 13_000..15_000),
+        ((3, 1), whole(1)),
+        ((6, 1), day + 10_000..day + 30_000),
+        ((8, 1), whole(1)),
+        ((20, 0), whole(0)),
+    ]
+    .into();
     let mut together = sink.keys_many(&files, &wanted).unwrap();
-    for &(tracker, d) in &wanted {
-        let mut alone = sink.keys(&files, tracker, d).unwrap();
+    for (&(tracker, d), times) in &wanted {
+        let mut alone = sink.keys(&files, tracker, times.clone()).unwrap();
         let mut read = together.remove(&(tracker, d)).unwrap_or_default();
         alone.sort_unstable();
         read.sort_unstable();
         assert_eq!(read, alone, "tracker {tracker}, day {d}");
+        assert!(read.iter().all(|(time, _)| times.contains(time)));
         let expected = match (tracker, d) {
-            (0 | 3, 0) => 4,
+            (0, 0) => 4,
+            // Of its seconds 12 to 15.
+            (3, 0) => 2,
             (3, 1) => 6,
-            (6, 1) => 5,
+            // Of its seconds 6, 13, 20, 27 and 34.
+            (6, 1) => 3,
             (8, 1) | (20, 0) => 0,
             _ => unreachable!(),
         };
@@ -363,7 +380,7 @@ fn key_reads_skip_pages_of_other_trackers() {
     let files = sink.persist(&[to_record_batch(&rows).unwrap()], 1).unwrap();
     assert_eq!(files.len(), 1);
     for tracker in [1, 150, 300] {
-        let mut keys = sink.keys(&files, tracker, 0).unwrap();
+        let mut keys = sink.keys(&files, tracker, DAY_0).unwrap();
         keys.sort_unstable();
         let times: Vec<i64> = keys.iter().map(|&(time, _)| time).collect();
         assert_eq!(times, (0..200).map(|i| 1_000 * i).collect::<Vec<_>>());
@@ -442,7 +459,7 @@ fn key_reads_keep_footers_within_their_budget() {
     let open = |budget| open_sink(dir.path(), 4, budget);
     let counts = |m: &FooterMetrics| (m.misses.get(), m.hits.get());
     let times = |sink: &ParquetSink, files: &[FileEntry]| {
-        let mut keys = sink.keys(files, 1, 0).unwrap();
+        let mut keys = sink.keys(files, 1, DAY_0).unwrap();
         keys.sort_unstable();
         keys.iter().map(|&(time, _)| time).collect::<Vec<_>>()
     };
