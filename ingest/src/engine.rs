@@ -132,8 +132,10 @@ const LOADER_PATIENCE: Duration = Duration::from_secs(5);
 /// Bytes of Arrow arrays in the memtable beyond which writes are refused, by default.
 pub const DEFAULT_MAX_UNFLUSHED_BYTES: usize = 512 * 1024 * 1024;
 
-/// Keys of stored rows the deduplication index keeps, by default.
-pub const DEFAULT_DEDUP_MAX_ENTRIES: usize = 16_000_000;
+/// Keys of stored rows the deduplication index keeps, by default: about
+/// 100 MB. A key evicted costs a read of minutes of files when a message
+/// needs it again, not of its day (decision 142).
+pub const DEFAULT_DEDUP_MAX_ENTRIES: usize = 8_000_000;
 
 /// How far behind its tracker's newest message a flushed key stays in the
 /// deduplication index, by default.
