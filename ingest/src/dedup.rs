@@ -5,11 +5,15 @@
 //! for it (files, or ClickHouse, and the memtable), when known: the Parquet
 //! sink knows it from the catalog, so a message newer than its tracker's
 //! watermark is new without any look-up. A partition holds the keys of its
-//! rows in the memtable, always, and is *complete* once it also holds the
-//! keys of its rows in the sink (read from storage: three columns of the
-//! day's files, or a ClickHouse query). A message at or before the
-//! watermark (late, or a retransmission) needs its partition complete, and
-//! so does every message when the watermark is unknown (ClickHouse).
+//! rows in the memtable, always, and is *complete from* a message time once
+//! it also holds the keys of its rows in the sink at or after that time
+//! (read from storage: three columns of the files whose span meets those
+//! times, or a ClickHouse query of the day). A message at or before the
+//! watermark (late, or a retransmission) and before the keys the index
+//! holds needs its partition complete from its own time, and every message
+//! needs its partition complete from the day's start when the watermark is
+//! unknown (ClickHouse). The read brings only the times the index lacks
+//! ([`DedupIndex::to_read`]).
 //!
 //! A partition with rows in the memtable is never evicted (it counts them;
 //! the flusher counts them off once they are in the sink). Then an
@@ -19,8 +23,8 @@
 //! is sending) is not evicted but made incomplete then: it drops the keys
 //! of its stored rows but those of the recent window, as a flush does of an
 //! incomplete one, so that the keys of an active fleet's late messages stay
-//! within the bound too (each complete partition would otherwise hold its
-//! tracker's whole day).
+//! within the bound too (each complete partition would otherwise hold every
+//! key of its tracker's day from where it is complete from).
 //!
 //! A partition also holds the names of the inner columns its tracker has on
 //! that day (the sink's, always loaded), so that the number of distinct names

@@ -595,7 +595,7 @@ async fn exactly_once_through_flushes_evictions_and_restarts_against_a_model() {
 }
 
 /// After a restart, messages newer than everything their tracker has stored
-/// are known new from the catalog alone; a late one reads its day's keys.
+/// are known new from the catalog alone; a late one reads the keys of its time.
 #[tokio::test]
 async fn newer_messages_need_no_read_of_stored_keys_and_late_ones_do() {
     let dir = tempfile::tempdir().unwrap();
@@ -732,7 +732,7 @@ async fn keys_read_ahead_of_a_flush_are_not_trusted() {
         ingest.write(vec![at(0, 1.0), at(1, 1.0)]).await.unwrap();
         ingest.flush().unwrap();
         ingest.write(vec![at(2, 1.0)]).await.unwrap();
-        // Older than a key the flush dropped: its day's keys must be read.
+        // Older than a key the flush dropped: its partition's keys from its time must be read.
         let late = Entry::new(at(0, 2.0)).unwrap();
         let needs = ingest
             .shared
