@@ -5,9 +5,9 @@
 //! their (tracker, day) partitions complete from their times, or whose
 //! partitions the index lacks, asks for them here and waits. The thread
 //! takes every request waiting as one round (each partition from the
-//! earliest time any of them needs) and reads the union in one pass per file, as the
-//! writer did for a group: each request reading its own partitions would
-//! decode the same row groups once per request. It installs what it read
+//! earliest time any of them needs) and reads the union in one pass per
+//! file, as the writer did for a group: each request reading its own
+//! partitions would decode the same row groups once per request. It installs what it read
 //! unless keys left the index meanwhile (see [`DedupIndex::install`]),
 //! and then reads again (a flush ends between two reads: two or three
 //! reads are enough); whatever it still could not install, or failed to

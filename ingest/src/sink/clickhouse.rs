@@ -482,10 +482,9 @@ impl Sink for ClickHouseSink {
 
     /// The keys ClickHouse holds for the tracker's times (the index asks
     /// for a whole day: without marks nothing else settles a message).
-    /// When ClickHouse does
-    /// not answer within the query timeout, none: intake goes on while
-    /// ClickHouse is down (decision 60), and a message stored again is
-    /// folded by the table's dedup key and by readers.
+    /// When ClickHouse does not answer within the query timeout, none:
+    /// intake goes on while ClickHouse is down (decision 60), and a message
+    /// stored again is folded by the table's dedup key and by readers.
     ///
     /// After such a failure the next [`KEYS_PAUSE`] (or until a flush
     /// succeeds) asks nothing and answers none at once: an unreachable
