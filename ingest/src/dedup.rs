@@ -24,7 +24,7 @@
 //! of its stored rows but those of the recent window, as a flush does of an
 //! incomplete one, so that the keys of an active fleet's late messages stay
 //! within the bound too (each complete partition would otherwise hold every
-//! key of its tracker's day from where it is complete from).
+//! later key of its tracker's day).
 //!
 //! A partition also holds the names of the inner columns its tracker has on
 //! that day (the sink's, always loaded), so that the number of distinct names

@@ -159,8 +159,7 @@ pub fn catalog_candidates(
         let Some(span) = file.span(tracker) else {
             continue;
         };
-        if span.message_time_min_ms < message.1
-            && message.0 <= span.message_time_max_ms
+        if span.meets_message_times(message.0, message.1)
             && file.server_time_min_ms < server_range.1
             && server_range.0 <= file.server_time_max_ms
         {

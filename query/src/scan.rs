@@ -369,7 +369,7 @@ fn day_inputs(
         let Some(span) = file.span(request.tracker) else {
             continue;
         };
-        let overlaps_message = span.message_time_min_ms < to && from <= span.message_time_max_ms;
+        let overlaps_message = span.meets_message_times(from, to);
         let overlaps_server =
             file.server_time_min_ms < server.1 && server.0 <= file.server_time_max_ms;
         if overlaps_message && overlaps_server {

@@ -63,6 +63,12 @@ pub struct TrackerSpan {
 }
 
 impl TrackerSpan {
+    /// Whether the tracker has rows in the file with message times that
+    /// may lie in `from..to` (ms).
+    pub fn meets_message_times(&self, from: i64, to: i64) -> bool {
+        self.message_time_min_ms < to && from <= self.message_time_max_ms
+    }
+
     /// The names of the tracker's inner columns in `file`.
     pub fn inner_names<'a>(&'a self, file: &'a FileEntry) -> impl Iterator<Item = &'a str> + 'a {
         self.inner

@@ -1,10 +1,11 @@
 //! The keys of a complete partition's rows in the sink, in 12 bytes each.
 //!
-//! A complete partition holds every key of its tracker's day from where it
-//! is complete from; under a sustained load with late messages for every
-//! tracker, these are most of the index (millions of keys). In a hash set a key took 15 to 30 bytes
-//! (13 with its control byte, at a load between 7/16 and 7/8): about 20 on
-//! average, 320 MB at the default bound of 16 million keys. Here they are
+//! A complete partition holds every key of its tracker's day from the time
+//! it is complete from; under a sustained load with late messages for
+//! every tracker, these are most of the index (millions of keys). In a hash
+//! set a key took 15 to 30 bytes (13 with its control byte, at a load
+//! between 7/16 and 7/8): about 20 on average, 320 MB at a bound of 16
+//! million keys. Here they are
 //! sorted runs, each allocated to its exact size and never changed: a key
 //! takes its 12 bytes.
 //!

@@ -142,8 +142,8 @@ impl Sink for ParquetSink {
             .iter()
             .filter_map(|file| {
                 let span = file.span(tracker)?;
-                let overlaps = span.message_time_min_ms < to && from <= span.message_time_max_ms;
-                overlaps.then(|| span.inner_names(file).map(str::to_owned))
+                span.meets_message_times(from, to)
+                    .then(|| span.inner_names(file).map(str::to_owned))
             })
             .flatten()
             .collect();
@@ -175,9 +175,8 @@ impl Sink for ParquetSink {
         for file in files {
             // The file's spans say which of the partitions it holds rows of.
             let holds = |(&(tracker, _), times): (&PartitionKey, &Range<i64>)| {
-                file.span(tracker).is_some_and(|span| {
-                    span.message_time_min_ms < times.end && times.start <= span.message_time_max_ms
-                })
+                file.span(tracker)
+                    .is_some_and(|span| span.meets_message_times(times.start, times.end))
             };
             let mut trackers: Vec<i64> = wanted
                 .iter()
