@@ -88,8 +88,8 @@ pub struct IngestConfig {
     /// `data_dir` (the WAL stays under `data_dir` either way).
     pub clickhouse: Option<ClickHouseConfig>,
     /// Most recent positions held in memory per tracker for live views
-    /// ([`Ingest::live`]); 16 bytes each (coordinates kept to 1e-7 degree;
-    /// speed, to 0.001 km/h, and heading of the newest only).
+    /// ([`Ingest::live`]); packed, 6-9 bytes each at 1 Hz (coordinates kept
+    /// to 1e-7 degree; speed, to 0.001 km/h, and heading of the newest only).
     pub live_points_per_tracker: usize,
 }
 

@@ -17,6 +17,10 @@ use std::sync::{RwLock, RwLockReadGuard};
 use prometheus_client::metrics::gauge::Gauge;
 use schemas::{Message, TrackerId};
 
+use self::blocks::{BLOCK_POINTS, Block, last_step};
+
+mod blocks;
+
 /// One position of a tracker, as a live view needs it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LivePoint {
@@ -85,15 +89,16 @@ impl TrackerTrail {
     }
 }
 
-/// A point as a ring keeps it: 16 bytes where a [`LivePoint`] takes 64
-/// (10,000 trackers of 1,000 points: 160 MB, not 640). Its message time is
+/// A point as a ring keeps it, before its [`Block`] packs it (to 6-9 bytes
+/// at 1 Hz from these 16, where a [`LivePoint`] takes 64: 10,000 trackers
+/// of 1,000 points take about 80 MB, not 640). Its message time is
 /// kept in ms after its ring's base ([`Ring::base_ms`], within ±24.8 days
 /// of every point kept), its server time in ms after its message time
 /// (clamped to ±24.8 days: see [`Newest`]), its coordinates
 /// in units of 1e-7 degree (about a centimetre, what Teltonika devices
 /// send); what a live view shows is rounded to that. Speed and heading are
 /// kept for the ring's newest point only ([`Newest`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Kept {
     time: i32,
     received: i32,
@@ -171,11 +176,25 @@ impl Newest {
     }
 }
 
-/// The points kept of one tracker.
+/// The points kept of one tracker, packed in [`Block`]s (6-9 bytes a point
+/// at 1 Hz where a [`Kept`] takes 16; decision 143). A point after the
+/// newest is appended to the last block, and the oldest dropped for room
+/// is skipped until its block goes; a point out of order rewrites its
+/// block.
 #[derive(Debug, Default)]
 struct Ring {
-    /// Sorted by message time, at most one point per message time.
-    points: VecDeque<Kept>,
+    /// Sorted by message time, at most one point per message time; each
+    /// block's points after the previous block's.
+    blocks: VecDeque<Block>,
+    /// Points at the front of the first block dropped to make room (they
+    /// go with their block, or when it is next rewritten).
+    skipped: usize,
+    /// Points held, the dropped not counted.
+    len: usize,
+    /// The newest point held (the last block's last), when any.
+    last: Kept,
+    /// The time between the last block's last two points (0 if one).
+    step: i64,
     /// The message time [`Kept::time`] counts from: at or before the
     /// newest point's, and within ±24.8 days of every point's.
     base_ms: i64,
@@ -196,7 +215,7 @@ impl Ring {
         self.last_server_time_ms = self.last_server_time_ms.max(point.server_time_ms);
         let t = point.message_time_ms;
         let mut gained = 0;
-        if self.points.is_empty() {
+        if self.len == 0 {
             self.base_ms = t;
         } else if t.saturating_sub(self.base_ms) > KEPT_BEHIND_MS {
             gained -= self.rebase(t);
@@ -204,65 +223,202 @@ impl Ring {
             return 0; // over 24.8 days older than the newest: never shown
         }
         let time = (t - self.base_ms) as i32;
-        if self.points.back().is_none_or(|last| last.time <= time) {
+        if self.len == 0 || self.last.time <= time {
             // The newest, or a later write of it: never dropped below.
             self.newest = Newest::of(&point);
         }
-        let point = Kept::of(&point, time);
-        let at = match self.points.back() {
-            Some(last) if last.time < time => self.points.len(),
-            None => 0,
-            Some(_) => self.points.partition_point(|p| p.time < time),
-        };
-        if let Some(same) = self.points.get_mut(at).filter(|p| p.time == time) {
-            // The same message time again: a duplicate, or a correction; the later write wins.
-            *same = point;
-            return gained;
-        }
-        if self.points.len() >= capacity {
-            if at == 0 {
-                return gained; // older than everything kept, and no room
+        let kept = Kept::of(&point, time);
+        if self.len == 0 || self.last.time < time {
+            // After every point held: appended, the oldest dropped if full.
+            let full = self.len >= capacity;
+            if full {
+                self.drop_oldest();
             }
-            self.points.pop_front();
-            self.points.insert(at - 1, point);
-            return gained;
+            self.append(kept, capacity);
+            return if full { gained } else { gained + 1 };
         }
-        if self.points.len() == self.points.capacity() {
-            // Doubling, but never past the ring's size: 1,000 points take
-            // room for 1,000, not 1,024.
-            let grown = (self.points.len() * 2).max(4).min(capacity);
-            self.points.reserve_exact(grown - self.points.len());
+        gained + self.insert_within(kept, capacity)
+    }
+
+    /// Appends `kept`, later than every point held, to a ring of at most
+    /// `capacity` points.
+    fn append(&mut self, kept: Kept, capacity: usize) {
+        match self.blocks.back_mut() {
+            Some(block) if self.len > 0 && !block.is_full() => {
+                self.step = block.push_after(self.last, self.step, kept);
+            }
+            last => {
+                if let Some(block) = last {
+                    block.seal();
+                }
+                self.room_for_a_block(capacity);
+                self.blocks.push_back(Block::new(kept));
+                self.step = 0;
+            }
         }
-        self.points.insert(at, point);
-        gained + 1
+        self.last = kept;
+        self.len += 1;
+    }
+
+    /// Room for one more block: doubling, but not past what a full ring
+    /// of `capacity` points needs (its blocks full but the first and the
+    /// last, which may hold one point each), so 1,000 points take room for
+    /// 18 blocks, not 32. Blocks cut in two by points out of order take a
+    /// few more.
+    fn room_for_a_block(&mut self, capacity: usize) {
+        let blocks = self.blocks.len();
+        if blocks < self.blocks.capacity() {
+            return;
+        }
+        let needed = capacity.div_ceil(BLOCK_POINTS) + 2;
+        let more = if blocks < needed {
+            blocks.max(2).min(needed - blocks)
+        } else {
+            2
+        };
+        self.blocks.reserve_exact(more);
+    }
+
+    /// Drops the oldest point held; answers whether its block went with it.
+    fn drop_oldest(&mut self) -> bool {
+        self.skipped += 1;
+        self.len -= 1;
+        if self.blocks.front().is_some_and(|b| self.skipped >= b.len()) {
+            self.blocks.pop_front();
+            self.skipped = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Puts `kept`, at or before the newest point's time, in its place by
+    /// rewriting its block: replaces the point of its time, or is refused
+    /// when older than every point of a full ring, or goes in (the oldest
+    /// dropped if full). Answers how many points the ring gained.
+    fn insert_within(&mut self, kept: Kept, capacity: usize) -> i64 {
+        let time = kept.time;
+        // The last block that starts at or before it (else the first).
+        let mut b = self
+            .blocks
+            .partition_point(|block| block.first().time <= time)
+            .saturating_sub(1);
+        let mut points: Vec<Kept> = self.blocks[b].points().collect();
+        let skip = if b == 0 { self.skipped } else { 0 };
+        let mut at = skip + points[skip..].partition_point(|p| p.time < time);
+        let full = self.len >= capacity;
+        let same = points.get(at).is_some_and(|p| p.time == time);
+        if !same && full && b == 0 && at == skip {
+            return 0; // older than everything held, and no room
+        }
+        if b == 0 {
+            points.drain(..skip);
+            at -= skip;
+            self.skipped = 0;
+        }
+        if same {
+            // The same message time again: a duplicate (nothing to do), or
+            // a correction: the later write wins.
+            if points[at] != kept {
+                points[at] = kept;
+                self.rewrite(b, &points);
+            } else if b == 0 && skip > 0 {
+                self.rewrite(b, &points);
+            }
+            return 0;
+        }
+        if full {
+            if b == 0 {
+                points.remove(0);
+                at -= 1;
+                self.len -= 1;
+            } else if self.drop_oldest() {
+                b -= 1;
+            }
+        }
+        points.insert(at, kept);
+        self.len += 1;
+        if points.len() > BLOCK_POINTS {
+            self.room_for_a_block(capacity);
+        }
+        self.rewrite(b, &points);
+        if full { 0 } else { 1 }
+    }
+
+    /// Makes `points` (1 to 2 × [`BLOCK_POINTS`], in order) block `b`,
+    /// cut in two blocks when more than one holds.
+    fn rewrite(&mut self, b: usize, points: &[Kept]) {
+        let is_last = b + 1 == self.blocks.len();
+        let last = if points.len() > BLOCK_POINTS {
+            let (front, back) = points.split_at(points.len() / 2);
+            self.blocks[b] = Block::of(front);
+            self.blocks.insert(b + 1, Block::of(back));
+            back
+        } else {
+            self.blocks[b] = Block::of(points);
+            points
+        };
+        if is_last && let Some(&newest) = last.last() {
+            self.last = newest;
+            self.step = last_step(last);
+        }
+    }
+
+    /// The points held, oldest first.
+    fn points(&self) -> impl Iterator<Item = Kept> + '_ {
+        self.blocks
+            .iter()
+            .flat_map(Block::points)
+            .skip(self.skipped)
     }
 
     /// Makes `newest_ms`, newer than every point, the base: points over
     /// [`KEPT_BEHIND_MS`] older than it go. Answers how many went.
     fn rebase(&mut self, newest_ms: i64) -> i64 {
         let shift = newest_ms - self.base_ms;
-        let keep_from = self
-            .points
-            .partition_point(|p| i64::from(p.time) - shift < -KEPT_BEHIND_MS);
-        self.points.drain(..keep_from);
-        for p in &mut self.points {
-            p.time = (i64::from(p.time) - shift) as i32;
-        }
+        let points: Vec<Kept> = self.points().collect();
+        let keep_from = points.partition_point(|p| i64::from(p.time) - shift < -KEPT_BEHIND_MS);
+        let shifted: Vec<Kept> = points[keep_from..]
+            .iter()
+            .map(|p| Kept {
+                time: (i64::from(p.time) - shift) as i32,
+                ..*p
+            })
+            .collect();
+        self.blocks = shifted.chunks(BLOCK_POINTS).map(Block::of).collect();
+        self.skipped = 0;
+        self.len = shifted.len();
+        self.last = shifted.last().copied().unwrap_or_default();
+        self.step = shifted
+            .chunks(BLOCK_POINTS)
+            .next_back()
+            .map_or(0, last_step);
         self.base_ms = newest_ms;
         keep_from as i64
     }
 
     fn recent(&self, since_ms: i64) -> Option<TrackerTrail> {
-        if self.points.is_empty() {
+        if self.len == 0 {
             return None;
         }
         let since = since_ms.saturating_sub(self.base_ms);
-        let from = self
-            .points
-            .partition_point(|p| i64::from(p.time) < since)
-            .min(self.points.len() - 1);
-        let mut points = Vec::with_capacity(self.points.len() - from);
-        points.extend(self.points.range(from..).map(|p| p.point(self.base_ms)));
+        // The block before the first that starts at or after `since` may
+        // hold points at or after it too.
+        let b = self
+            .blocks
+            .partition_point(|block| i64::from(block.first().time) < since)
+            .saturating_sub(1);
+        let skip = if b == 0 { self.skipped } else { 0 };
+        let mut points: Vec<LivePoint> = self
+            .blocks
+            .range(b..)
+            .flat_map(Block::points)
+            .skip(skip)
+            .skip_while(|p| i64::from(p.time) < since)
+            .map(|p| p.point(self.base_ms))
+            .collect();
+        if points.is_empty() {
+            points.push(self.last.point(self.base_ms));
+        }
         if let Some(newest) = points.last_mut() {
             self.newest.apply(newest);
         }
@@ -270,6 +426,17 @@ impl Ring {
             points,
             last_server_time_ms: self.last_server_time_ms,
         })
+    }
+
+    /// The bytes its points take.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.blocks.capacity() * std::mem::size_of::<Block>()
+            + self
+                .blocks
+                .iter()
+                .map(|b| b.bytes() - std::mem::size_of::<Block>())
+                .sum::<usize>()
     }
 }
 
@@ -372,9 +539,7 @@ mod tests {
     const T: TrackerId = TrackerId(7);
 
     #[test]
-    fn points_are_kept_in_16_bytes_to_a_centimetre_and_the_newests_speed_to_a_thousandth_of_a_kmh()
-    {
-        assert_eq!(std::mem::size_of::<Kept>(), 16);
+    fn points_are_kept_to_a_centimetre_and_the_newests_speed_to_a_thousandth_of_a_kmh() {
         let live = store(10);
         let sent = LivePoint {
             message_time_ms: 1_000,
@@ -522,18 +687,243 @@ mod tests {
         assert_eq!(trail.last_server_time_ms, 1_000 + 30 * DAY_MS);
     }
 
-    #[test]
-    fn a_ring_takes_room_for_its_size_not_the_next_power_of_two() {
-        let mut ring = Ring::default();
-        for t in 0..1_500 {
-            ring.insert(at(t), 1_000);
-            assert!(
-                ring.points.capacity() <= 1_000,
-                "after {t}: {}",
-                ring.points.capacity()
+    /// A vehicle's trail at 1 Hz: `moving` about 15 m/s, else parked; a
+    /// reception delay of 150 ms to 2 s.
+    fn drive(ring: &mut Ring, seconds: i64, moving: bool, capacity: usize) {
+        // SplitMix64, for a fixed trail.
+        let mut state = 17u64;
+        let mut unit = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut lat, mut lng) = (43.238_949, 76.889_709);
+        for s in 0..seconds {
+            if moving {
+                lat += 1e-4 + unit() * 4e-5;
+                lng -= 8e-5 + unit() * 4e-5;
+            }
+            let time = 1_765_000_000_000 + s * 1_000;
+            ring.insert(
+                LivePoint {
+                    message_time_ms: time,
+                    server_time_ms: time + 150 + (unit() * 1_850.0) as i64,
+                    lat,
+                    lng,
+                    speed: Some(54.0),
+                    heading: Some(135),
+                },
+                capacity,
             );
         }
-        assert_eq!(ring.points.len(), 1_000);
+    }
+
+    #[test]
+    fn a_trail_a_second_apart_takes_under_nine_bytes_a_point_moving_and_seven_parked() {
+        for moving in [true, false] {
+            let mut ring = Ring::default();
+            drive(&mut ring, 1_500, moving, 1_000);
+            assert_eq!(ring.len, 1_000);
+            assert_eq!(ring.points().count(), 1_000);
+            // 8.3 and 6.3 when written; a [`Kept`] takes 16.
+            let per_point = ring.bytes() as f64 / 1_000.0;
+            let bound = if moving { 9.0 } else { 7.0 };
+            assert!(
+                per_point < bound,
+                "moving {moving}: {per_point} bytes a point"
+            );
+        }
+    }
+
+    /// What [`Ring`] is checked against.
+    mod model {
+        use super::*;
+
+        /// The ring as it was before its points were packed (decision 120):
+        /// a deque of [`Kept`], the model the packed ring must match.
+        #[derive(Debug, Default)]
+        pub(super) struct Plain {
+            /// Sorted by message time, at most one point per message time.
+            pub(super) points: VecDeque<Kept>,
+            /// The message time [`Kept::time`] counts from: at or before the
+            /// newest point's, and within ±24.8 days of every point's.
+            base_ms: i64,
+            /// Of the newest point.
+            newest: Newest,
+            last_server_time_ms: i64,
+        }
+
+        impl Plain {
+            /// Puts `point` in its place; answers how many points the ring gained
+            /// (1, 0, or fewer when a much newer point took points past
+            /// [`KEPT_BEHIND_MS`] out).
+            pub(super) fn insert(&mut self, point: LivePoint, capacity: usize) -> i64 {
+                self.last_server_time_ms = self.last_server_time_ms.max(point.server_time_ms);
+                let t = point.message_time_ms;
+                let mut gained = 0;
+                if self.points.is_empty() {
+                    self.base_ms = t;
+                } else if t.saturating_sub(self.base_ms) > KEPT_BEHIND_MS {
+                    gained -= self.rebase(t);
+                } else if self.base_ms.saturating_sub(t) > KEPT_BEHIND_MS {
+                    return 0; // over 24.8 days older than the newest: never shown
+                }
+                let time = (t - self.base_ms) as i32;
+                if self.points.back().is_none_or(|last| last.time <= time) {
+                    // The newest, or a later write of it: never dropped below.
+                    self.newest = Newest::of(&point);
+                }
+                let point = Kept::of(&point, time);
+                let at = match self.points.back() {
+                    Some(last) if last.time < time => self.points.len(),
+                    None => 0,
+                    Some(_) => self.points.partition_point(|p| p.time < time),
+                };
+                if let Some(same) = self.points.get_mut(at).filter(|p| p.time == time) {
+                    // The same message time again: a duplicate, or a correction; the later write wins.
+                    *same = point;
+                    return gained;
+                }
+                if self.points.len() >= capacity {
+                    if at == 0 {
+                        return gained; // older than everything kept, and no room
+                    }
+                    self.points.pop_front();
+                    self.points.insert(at - 1, point);
+                    return gained;
+                }
+                if self.points.len() == self.points.capacity() {
+                    // Doubling, but never past the ring's size: 1,000 points take
+                    // room for 1,000, not 1,024.
+                    let grown = (self.points.len() * 2).max(4).min(capacity);
+                    self.points.reserve_exact(grown - self.points.len());
+                }
+                self.points.insert(at, point);
+                gained + 1
+            }
+
+            /// Makes `newest_ms`, newer than every point, the base: points over
+            /// [`KEPT_BEHIND_MS`] older than it go. Answers how many went.
+            fn rebase(&mut self, newest_ms: i64) -> i64 {
+                let shift = newest_ms - self.base_ms;
+                let keep_from = self
+                    .points
+                    .partition_point(|p| i64::from(p.time) - shift < -KEPT_BEHIND_MS);
+                self.points.drain(..keep_from);
+                for p in &mut self.points {
+                    p.time = (i64::from(p.time) - shift) as i32;
+                }
+                self.base_ms = newest_ms;
+                keep_from as i64
+            }
+
+            pub(super) fn recent(&self, since_ms: i64) -> Option<TrackerTrail> {
+                if self.points.is_empty() {
+                    return None;
+                }
+                let since = since_ms.saturating_sub(self.base_ms);
+                let from = self
+                    .points
+                    .partition_point(|p| i64::from(p.time) < since)
+                    .min(self.points.len() - 1);
+                let mut points = Vec::with_capacity(self.points.len() - from);
+                points.extend(self.points.range(from..).map(|p| p.point(self.base_ms)));
+                if let Some(newest) = points.last_mut() {
+                    self.newest.apply(newest);
+                }
+                Some(TrackerTrail {
+                    points,
+                    last_server_time_ms: self.last_server_time_ms,
+                })
+            }
+        }
+    }
+
+    /// One step of [`the_packed_ring_answers_as_the_plain_one_did`].
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// A point at this many ms after the start.
+        Point {
+            offset_ms: i64,
+            lat: i32,
+            lng: i32,
+            received_ms: i64,
+        },
+        /// A point this many days after the newest (the ring rebases).
+        Jump { days: i64 },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            20 => (0..200_000i64, -5..5i32, -5..5i32, -100..3_000i64).prop_map(
+                |(offset_ms, lat, lng, received_ms)| Step::Point { offset_ms, lat, lng, received_ms }
+            ),
+            // Mostly in order: a second after the one before.
+            20 => Just(Step::Point { offset_ms: -1, lat: 1, lng: -1, received_ms: 500 }),
+            1 => (1..40i64).prop_map(|days| Step::Jump { days }),
+        ]
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_packed_ring_answers_as_the_plain_one_did(
+            capacity in 1..80usize,
+            steps in prop::collection::vec(step(), 1..400),
+            sinces in prop::collection::vec(-1_000..250_000i64, 4),
+        ) {
+            let (mut packed, mut plain) = (Ring::default(), model::Plain::default());
+            let start = 1_700_000_000_000i64;
+            let (mut newest, mut next) = (start, start);
+            let (mut lat, mut lng) = (0.0f64, 0.0f64);
+            for step in steps {
+                let time = match step {
+                    Step::Point { offset_ms: -1, .. } => {
+                        next += 1_000;
+                        next
+                    }
+                    Step::Point { offset_ms, .. } => start + offset_ms,
+                    Step::Jump { days } => newest + days * 86_400_000,
+                };
+                let received = match step {
+                    Step::Point { received_ms, .. } => received_ms,
+                    Step::Jump { .. } => 0,
+                };
+                if let Step::Point { lat: dlat, lng: dlng, .. } = step {
+                    lat += f64::from(dlat) * 1e-5;
+                    lng += f64::from(dlng) * 1e-5;
+                }
+                newest = newest.max(time);
+                next = next.max(time);
+                let point = LivePoint {
+                    message_time_ms: time,
+                    server_time_ms: time + received,
+                    lat,
+                    lng,
+                    speed: Some(f64::from(dlat_of(&step))),
+                    heading: Some(1),
+                };
+                prop_assert_eq!(packed.insert(point, capacity), plain.insert(point, capacity));
+                prop_assert_eq!(packed.len, plain.points.len());
+                prop_assert!(packed.points().eq(plain.points.iter().copied()));
+            }
+            for since in sinces {
+                for since_ms in [start + since, newest - since] {
+                    prop_assert_eq!(packed.recent(since_ms), plain.recent(since_ms));
+                }
+            }
+            prop_assert_eq!(packed.recent(i64::MIN), plain.recent(i64::MIN));
+        }
+    }
+
+    fn dlat_of(step: &Step) -> i32 {
+        match step {
+            Step::Point { lat, .. } => *lat,
+            Step::Jump { .. } => 0,
+        }
     }
 
     #[test]

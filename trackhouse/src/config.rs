@@ -85,7 +85,7 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_MAP_TILES_URL", default_value = api::DEFAULT_MAP_TILES_URL)]
     pub(crate) map_tiles_url: String,
 
-    /// Recent positions held in memory per tracker for the geo link pages (16 bytes each: 160 MB for 10,000 trackers; coordinates to 1e-7 degree; speed, to 0.001 km/h, and heading of the newest only; the oldest go first, and points over 24.8 days behind the newest may go).
+    /// Recent positions held in memory per tracker for the geo link pages (packed as differences from the point before, 6-9 bytes each at 1 Hz: about 80 MB for 10,000 trackers; coordinates to 1e-7 degree; speed, to 0.001 km/h, and heading of the newest only; the oldest go first, and points over 24.8 days behind the newest may go).
     #[arg(long, env = "TRACKHOUSE_LIVE_POINTS_PER_TRACKER", default_value_t = ingest::DEFAULT_LIVE_POINTS_PER_TRACKER,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub(crate) live_points_per_tracker: usize,
