@@ -50,6 +50,34 @@ impl Stage {
     }
 }
 
+/// A phase of a flush, for `trackhouse_ingest_flush_seconds`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct PhaseLabel {
+    pub(crate) phase: &'static str,
+}
+
+/// Where a flush's time goes (see the metric's help).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FlushPhase {
+    /// The memtable's rows written to the sink (Parquet files written and
+    /// synced, or ClickHouse INSERTs answered), and swapped in for them.
+    Write,
+    /// The flushed rows' keys handed to the deduplication index.
+    Index,
+    /// The WAL segments that held them released and deleted.
+    Release,
+}
+
+impl FlushPhase {
+    const fn label(self) -> &'static str {
+        match self {
+            Self::Write => "write",
+            Self::Index => "index",
+            Self::Release => "release",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct LimitLabel {
     pub(crate) limit: &'static str,
@@ -89,11 +117,17 @@ pub(crate) struct IngestMetrics {
     pub(crate) live_trackers: Gauge,
     pub(crate) live_points: Gauge,
     pub(crate) stages: Family<StageLabel, Histogram, fn() -> Histogram>,
+    pub(crate) flush_phases: Family<PhaseLabel, Histogram, fn() -> Histogram>,
 }
 
 /// 50 µs to about 1.6 s.
 fn stage_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+}
+
+/// 10 ms to about 20 s.
+fn flush_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.01, 2.0, 12))
 }
 
 impl IngestMetrics {
@@ -130,6 +164,7 @@ impl IngestMetrics {
             live_trackers: Gauge::default(),
             live_points: Gauge::default(),
             stages: Family::new_with_constructor(stage_histogram),
+            flush_phases: Family::new_with_constructor(flush_histogram),
         };
         let r = registry;
         r.register(
@@ -304,7 +339,26 @@ impl IngestMetrics {
              trackhouse_wal_fsync_seconds)",
             m.stages.clone(),
         );
+        r.register(
+            "trackhouse_ingest_flush_seconds",
+            "Time of each phase of a flush of the memtable, by phase: \
+             write (its rows written to the sink, Parquet files written and synced or ClickHouse \
+             INSERTs answered, and swapped in for them), \
+             index (the flushed rows' keys handed to the deduplication index), \
+             release (the WAL segments that held them released and deleted); \
+             rows arriving meanwhile wait in memory (trackhouse_ingest_unflushed_bytes)",
+            m.flush_phases.clone(),
+        );
         m
+    }
+
+    /// Notes that flush phase `phase` took from `since` until now.
+    pub(crate) fn observe_flush(&self, phase: FlushPhase, since: std::time::Instant) {
+        self.flush_phases
+            .get_or_create(&PhaseLabel {
+                phase: phase.label(),
+            })
+            .observe(since.elapsed().as_secs_f64());
     }
 
     /// Notes that `stage` took from `since` until now.

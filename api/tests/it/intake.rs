@@ -162,6 +162,35 @@ async fn each_stage_of_a_body_is_timed_on_metrics() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_phase_of_a_flush_is_timed_on_metrics() {
+    let srv = TestServer::start().await;
+    let acc = srv.account("flush-phases@example.com").await;
+    let token = srv.ingest_token(false).await;
+    let answer = post(&srv, &token, ndjson(&lines(&acc, 12)), None).await;
+    assert_eq!(answer.ok()["accepted"], 12);
+    let ingest = srv.ingest.clone();
+    tokio::task::spawn_blocking(move || ingest.flush())
+        .await
+        .unwrap()
+        .unwrap();
+    let metrics = srv.metrics_text().await;
+    for phase in ["write", "index", "release"] {
+        let series = format!(r#"trackhouse_ingest_flush_seconds_count{{phase="{phase}"}} "#);
+        let flushes: u64 = metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(&series))
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+            .parse()
+            .unwrap();
+        assert!(flushes >= 1, "{phase}: {flushes}");
+    }
+    assert!(
+        metrics.contains("trackhouse_ingest_unflushed_rows 0\n"),
+        "{metrics}"
+    );
+}
+
 #[tokio::test]
 async fn bad_lines_are_rejected_one_by_one_and_the_rest_is_stored() {
     let srv = TestServer::start().await;

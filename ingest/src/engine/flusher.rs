@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::{Command, Shared};
+use crate::metrics::FlushPhase;
 use crate::wal::Released;
 use crate::{Error, Result};
 
@@ -129,6 +130,8 @@ fn flush_once(
             Some(Instant::now())
         };
         drop(state);
+        shared.metrics.observe_flush(FlushPhase::Write, started);
+        let indexing = Instant::now();
         // The flushed rows' partitions may be evicted from the dedup index
         // now: the sink holds their keys.
         let mut flushed = Vec::with_capacity(rows);
@@ -152,6 +155,7 @@ fn flush_once(
             parking_lot::MutexGuard::unlock_fair(dedup);
             start = end;
         }
+        shared.metrics.observe_flush(FlushPhase::Index, indexing);
         shared.metrics.flushes.inc();
         shared.metrics.rows_flushed.inc_by(rows as u64);
         tracing::debug!(
@@ -162,7 +166,9 @@ fn flush_once(
         );
     }
     // Segments up to the sealed one are in the sink (or held nothing).
+    let releasing = Instant::now();
     release_segments(commands, segment, released);
+    shared.metrics.observe_flush(FlushPhase::Release, releasing);
     Ok(())
 }
 

@@ -342,7 +342,15 @@ impl Writer {
             state.unflushed.extend(group.batches);
             state.unflushed_rows += group.rows;
             state.oldest_unflushed.get_or_insert_with(Instant::now);
+            // Published here too, not only on the flusher's tick: while a
+            // long flush runs, the rows piling up show.
+            let (rows, bytes) = (state.unflushed_rows, state.unflushed_bytes);
             drop(state);
+            shared.metrics.unflushed_rows.set(rows as i64);
+            shared
+                .metrics
+                .unflushed_bytes
+                .set(i64::try_from(bytes).unwrap_or(i64::MAX));
             shared.metrics.observe_stage(Stage::GroupMemtable, synced);
         }
         shared.metrics.count("accepted", group.rows);
