@@ -254,17 +254,18 @@ impl Catalog {
     }
 
     /// Writes the state as `catalog.json` (atomically), then empties the log.
+    ///
+    /// Streamed to the file: with a day of 10,000 trackers in a hundred
+    /// files (their spans), the JSON is over 100 MB, and made in memory
+    /// first it was the server's peak (heaptrack: 134 MB, and the flush
+    /// that wrote it took twice as long).
     fn checkpoint(&mut self) -> Result<()> {
         let path = self.root.join("catalog.json");
         let tmp = self.root.join("catalog.json.tmp");
-        let bytes = serde_json::to_vec(&self.state).map_err(|source| Error::Catalog {
-            path: path.clone(),
-            source,
-        })?;
-        write_durably(&tmp, &bytes)?;
+        let len = write_json_durably(&tmp, &self.state)?;
         std::fs::rename(&tmp, &path).map_err(Error::io("renaming", &path))?;
         sync_dir(&self.root)?;
-        self.checkpoint_len = bytes.len() as u64;
+        self.checkpoint_len = len;
         // Its records are in the checkpoint now (and skipped if they stay).
         let log = self.root.join("catalog.log");
         self.log
@@ -362,12 +363,30 @@ pub fn listed_files(root: &Path) -> Result<Vec<FileEntry>> {
     Ok(state.files)
 }
 
-/// Writes a file and fsyncs it.
-pub(crate) fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `value` as JSON to a new file at `path` through a small buffer,
+/// and fsyncs it; answers its length.
+fn write_json_durably(path: &Path, value: &impl serde::Serialize) -> Result<u64> {
     use std::io::Write;
-    let mut file = std::fs::File::create(path).map_err(Error::io("creating", path))?;
-    file.write_all(bytes).map_err(Error::io("writing", path))?;
-    file.sync_all().map_err(Error::io("syncing", path))
+    let file = std::fs::File::create(path).map_err(Error::io("creating", path))?;
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
+    serde_json::to_writer(&mut out, value).map_err(|source| match source.io_error_kind() {
+        // A full or failing disk is an I/O error, as for every other write.
+        Some(_) => Error::io("writing", path)(std::io::Error::from(source)),
+        None => Error::Catalog {
+            path: path.to_owned(),
+            source,
+        },
+    })?;
+    out.flush().map_err(Error::io("writing", path))?;
+    let file = out
+        .into_inner()
+        .map_err(|e| Error::io("writing", path)(e.into_error()))?;
+    file.sync_all().map_err(Error::io("syncing", path))?;
+    let len = file
+        .metadata()
+        .map_err(Error::io("reading metadata of", path))?
+        .len();
+    Ok(len)
 }
 
 /// fsyncs a directory, so that a rename or creation in it survives power loss.

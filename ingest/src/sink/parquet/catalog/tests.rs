@@ -91,6 +91,11 @@ fn a_log_past_the_checkpoint_is_folded_into_a_new_one() {
         .unwrap()
         .len();
     assert!(log <= 4096.max(checkpoint.len() as u64), "{log}");
+    assert_eq!(
+        catalog.checkpoint_len,
+        checkpoint.len() as u64,
+        "the streamed checkpoint's length, which sets when the log is next folded"
+    );
     let state: serde_json::Value = serde_json::from_slice(&checkpoint).unwrap();
     assert_eq!(state["format"], 2);
     assert!(state["log_seq"].as_u64().unwrap() > 0);
