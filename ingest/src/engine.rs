@@ -311,10 +311,8 @@ impl Shared {
 
     fn publish_gauges(&self) {
         let state = self.read();
-        self.metrics.unflushed_rows.set(state.unflushed_rows as i64);
         self.metrics
-            .unflushed_bytes
-            .set(i64::try_from(state.unflushed_bytes).unwrap_or(i64::MAX));
+            .set_unflushed(state.unflushed_rows, state.unflushed_bytes);
         self.metrics.files.set(state.files.len() as i64);
         self.metrics
             .file_bytes

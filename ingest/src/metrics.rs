@@ -352,6 +352,14 @@ impl IngestMetrics {
         m
     }
 
+    /// Sets the gauges of the rows and bytes waiting in the memtable.
+    pub(crate) fn set_unflushed(&self, rows: usize, bytes: usize) {
+        self.unflushed_rows
+            .set(i64::try_from(rows).unwrap_or(i64::MAX));
+        self.unflushed_bytes
+            .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+    }
+
     /// Notes that flush phase `phase` took from `since` until now.
     pub(crate) fn observe_flush(&self, phase: FlushPhase, since: std::time::Instant) {
         self.flush_phases

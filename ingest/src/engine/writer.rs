@@ -346,11 +346,7 @@ impl Writer {
             // long flush runs, the rows piling up show.
             let (rows, bytes) = (state.unflushed_rows, state.unflushed_bytes);
             drop(state);
-            shared.metrics.unflushed_rows.set(rows as i64);
-            shared
-                .metrics
-                .unflushed_bytes
-                .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+            shared.metrics.set_unflushed(rows, bytes);
             shared.metrics.observe_stage(Stage::GroupMemtable, synced);
         }
         shared.metrics.count("accepted", group.rows);
