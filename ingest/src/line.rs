@@ -185,7 +185,14 @@ pub(crate) fn parse_lines(
 #[cfg(test)]
 pub(crate) fn plain_reads(bytes: &[u8], rules: &LineRules) -> bool {
     std::str::from_utf8(bytes).is_ok_and(|text| {
-        plain::read(text, rules.max_inner_entries, &mut Lists::default()).is_some()
+        let mut line = RawLine::default();
+        plain::read(
+            text,
+            rules.max_inner_entries,
+            &mut Lists::default(),
+            &mut line,
+        )
+        .is_some()
     })
 }
 
@@ -207,8 +214,11 @@ pub(crate) fn parse_line_into(
     rows: &mut Rows,
 ) -> Result<TrackerRef, LineError> {
     let text = std::str::from_utf8(bytes).ok();
-    if let Some(line) = text.and_then(|text| plain::read(text, rules.max_inner_entries, lists)) {
-        return build(&line, lists, rules, rows);
+    if let Some(text) = text {
+        let mut line = RawLine::default();
+        if plain::read(text, rules.max_inner_entries, lists, &mut line).is_some() {
+            return build(&line, lists, rules, rows);
+        }
     }
     parse_serde_into(bytes, text, rules, lists, rows)
 }

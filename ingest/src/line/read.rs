@@ -215,6 +215,11 @@ pub(crate) struct Lists {
     /// lines alike), so each is first looked for where it is expected.
     /// Kept by [`Lists::clear`].
     pub(super) order: Vec<Member>,
+    /// Whether `inputs` and `states` hold what the plain reader read of
+    /// the last line, whole, checked, sorted and without duplicates: the
+    /// next line's names, if the same in the same order, then need no
+    /// check and no copy of their own (see [`Lists::begin_plain`]).
+    pub(super) named_checked: [bool; 2],
 }
 
 impl Lists {
@@ -224,6 +229,17 @@ impl Lists {
         self.discrete_outputs.clear();
         self.inputs.clear();
         self.states.clear();
+        self.named_checked = [false; 2];
+    }
+
+    /// Readies the lists for a line the plain reader reads: the discrete
+    /// ones emptied, `inputs` and `states` left as the last line left
+    /// them, for the reader to compare that line's names with as it reads
+    /// (most lines of a body name the same inputs and states). It empties
+    /// or replaces them: a line that has neither leaves them empty.
+    pub(super) fn begin_plain(&mut self) {
+        self.discrete_inputs.clear();
+        self.discrete_outputs.clear();
     }
 }
 
@@ -409,6 +425,12 @@ impl<'de> Visitor<'de> for ScalarSeed {
 }
 
 /// The rules of one kind of complex member: its keys and its values.
+/// A kind's list as the plain reader takes it ([`Inner::plain_list`]).
+pub(super) type PlainList<'l, K> = (
+    &'l mut Vec<(<K as Inner>::Key, <K as Inner>::Value)>,
+    Option<&'l mut bool>,
+);
+
 pub(super) trait Inner {
     type Key: Ord;
     type Value;
@@ -433,6 +455,15 @@ pub(super) trait Inner {
     fn value(raw: RawScalar<'_>) -> Result<Self::Value, RawScalar<'_>>;
     /// The list of `lists` that `member` (of this kind) is read into.
     fn list(lists: &mut Lists, member: Member) -> &mut Vec<(Self::Key, Self::Value)>;
+    /// [`list`](Self::list), and for a named kind whether it holds the
+    /// last line's checked names ([`Lists::named_checked`]); `None` for a
+    /// kind whose list [`Lists::begin_plain`] empties.
+    fn plain_list(lists: &mut Lists, member: Member) -> PlainList<'_, Self>;
+    /// Whether `key` is spelled `text` (only named kinds answer true).
+    #[inline]
+    fn spelled(_key: &Self::Key, _text: &str) -> bool {
+        false
+    }
 }
 
 /// `discrete_inputs` and `discrete_outputs`.
@@ -471,6 +502,10 @@ impl Inner for Discrete {
         } else {
             &mut lists.discrete_outputs
         }
+    }
+
+    fn plain_list(lists: &mut Lists, member: Member) -> (&mut Vec<(u16, u8)>, Option<&mut bool>) {
+        (Self::list(lists, member), None)
     }
 }
 
@@ -532,6 +567,15 @@ impl Inner for Inputs {
     fn list(lists: &mut Lists, _: Member) -> &mut Vec<(Name, f64)> {
         &mut lists.inputs
     }
+
+    fn plain_list(lists: &mut Lists, _: Member) -> (&mut Vec<(Name, f64)>, Option<&mut bool>) {
+        (&mut lists.inputs, Some(&mut lists.named_checked[0]))
+    }
+
+    #[inline]
+    fn spelled(key: &Name, text: &str) -> bool {
+        super::plain::same_text(key.as_bytes(), text.as_bytes())
+    }
 }
 
 /// `states`.
@@ -570,6 +614,18 @@ impl Inner for States {
 
     fn list(lists: &mut Lists, _: Member) -> &mut Vec<(Name, StateValue)> {
         &mut lists.states
+    }
+
+    fn plain_list(
+        lists: &mut Lists,
+        _: Member,
+    ) -> (&mut Vec<(Name, StateValue)>, Option<&mut bool>) {
+        (&mut lists.states, Some(&mut lists.named_checked[1]))
+    }
+
+    #[inline]
+    fn spelled(key: &Name, text: &str) -> bool {
+        super::plain::same_text(key.as_bytes(), text.as_bytes())
     }
 }
 

@@ -149,6 +149,59 @@ proptest! {
         }
     }
 
+    /// Lines whose inputs and states come from a few names, in any
+    /// order, repeated, null, absent or of the wrong type, read in a row
+    /// sharing the lists (so each may find the last line's names there,
+    /// or a prefix of them, or a list a refused line left), are each read
+    /// as serde reads them alone.
+    #[test]
+    fn lines_naming_the_last_lines_inputs_read_as_each_alone(
+        lines in prop::collection::vec(
+            (
+                prop::option::of(prop::collection::vec((0..4usize, 0..4usize), 0..5)),
+                prop::option::of(prop::collection::vec((0..4usize, 0..4usize), 0..5)),
+                any::<bool>(),
+            ),
+            1..10,
+        ),
+    ) {
+        const NAMES: [&str; 4] = ["a", "b", "fuel_level_1", "can_engine_hours_total"];
+        const VALUES: [&str; 4] = ["1", "2.5", "\"x\"", "null"];
+        let object = |entries: &Option<Vec<(usize, usize)>>| match entries {
+            None => "null".to_owned(),
+            Some(entries) => {
+                let entries: Vec<String> = entries
+                    .iter()
+                    .map(|&(name, value)| format!("\"{}\":{}", NAMES[name], VALUES[value]))
+                    .collect();
+                format!("{{{}}}", entries.join(","))
+            }
+        };
+        let lines: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|(inputs, states, states_first)| {
+                let (inputs, states) = (object(inputs), object(states));
+                let members = if *states_first {
+                    format!(r#""states":{states},"inputs":{inputs}"#)
+                } else {
+                    format!(r#""inputs":{inputs}"#)
+                };
+                format!(r#"{{"tracker_id":7,"msg_time":"2024-05-31T23:00:00Z",{members}}}"#)
+                    .into_bytes()
+            })
+            .collect();
+        let read = crate::line::parse_lines(&lines, &backfill());
+        for (bytes, read) in lines.iter().zip(read) {
+            let alone = parse_line_serde(bytes, &backfill());
+            prop_assert_eq!(
+                format!("{read:?}"),
+                format!("{alone:?}"),
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
     #[test]
     fn numbers_read_as_serde_reads_them(
         number in r#"-?(0|[1-9][0-9]{0,21})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?"#,
