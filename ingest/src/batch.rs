@@ -676,10 +676,18 @@ impl InnerColumn {
     /// Pads with nulls up to `row`; false when `row` already has a value
     /// (a message names each inner column once: the line parser refuses
     /// a repeated key).
+    ///
+    /// Nothing is appended when there is no gap: arrow's `append_nulls(0)`
+    /// makes the builder's validity bitmap all the same, so a column that
+    /// every row has kept one, a bit written for every value, for no null
+    /// (arrow drops it at `finish`).
     fn reach(&mut self, row: usize) -> bool {
         let Some(gap) = row.checked_sub(self.len()) else {
             return false;
         };
+        if gap == 0 {
+            return true;
+        }
         match self {
             Self::Discrete(values) => values.append_nulls(gap),
             Self::Number(values) => values.append_nulls(gap),
