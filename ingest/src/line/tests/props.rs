@@ -48,6 +48,22 @@ fn check_any(bytes: &[u8]) -> Result<(), TestCaseError> {
     }
 }
 
+/// Checks that `lines`, read in a row as a body's lines are (sharing
+/// the lists), are each read as serde reads it alone.
+fn check_read_as_each_alone(lines: &[Vec<u8>]) -> Result<(), TestCaseError> {
+    let read = crate::line::parse_lines(lines, &backfill());
+    for (bytes, read) in lines.iter().zip(read) {
+        let alone = parse_line_serde(bytes, &backfill());
+        prop_assert_eq!(
+            format!("{read:?}"),
+            format!("{alone:?}"),
+            "{}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone)]
 enum Mutation {
     Replace(usize, u8),
@@ -137,16 +153,7 @@ proptest! {
                 bytes
             })
             .collect();
-        let read = crate::line::parse_lines(&lines, &backfill());
-        for (bytes, read) in lines.iter().zip(read) {
-            let alone = parse_line_serde(bytes, &backfill());
-            prop_assert_eq!(
-                format!("{read:?}"),
-                format!("{alone:?}"),
-                "{}",
-                String::from_utf8_lossy(bytes)
-            );
-        }
+        check_read_as_each_alone(&lines)?;
     }
 
     /// Lines whose inputs and states come from a few names, in any
@@ -190,16 +197,7 @@ proptest! {
                     .into_bytes()
             })
             .collect();
-        let read = crate::line::parse_lines(&lines, &backfill());
-        for (bytes, read) in lines.iter().zip(read) {
-            let alone = parse_line_serde(bytes, &backfill());
-            prop_assert_eq!(
-                format!("{read:?}"),
-                format!("{alone:?}"),
-                "{}",
-                String::from_utf8_lossy(bytes)
-            );
-        }
+        check_read_as_each_alone(&lines)?;
     }
 
     #[test]
