@@ -428,10 +428,12 @@ impl<'a> Reader<'a> {
         lists: &mut Lists,
     ) -> Option<()> {
         self.whitespace();
-        let (entries, checked) = K::plain_list(lists, member);
+        let (entries, mut checked) = K::plain_list(lists, member);
         // Unknown until the list is whole again; on `None` serde reads
         // the line after emptying every list.
-        let last_checked = checked.map(|checked| std::mem::replace(checked, false));
+        let last_checked = checked
+            .as_deref_mut()
+            .map(|checked| std::mem::replace(checked, false));
         if self.peek()? == b'n' {
             self.at += 1;
             entries.clear();
@@ -472,7 +474,7 @@ impl<'a> Reader<'a> {
         if !same && sort_by_key_once(entries).is_some() {
             return None;
         }
-        if let Some(checked) = K::plain_list(lists, member).1 {
+        if let Some(checked) = checked {
             *checked = true;
         }
         Some(())
