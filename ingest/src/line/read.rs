@@ -235,8 +235,8 @@ impl Lists {
     /// Readies the lists for a line the plain reader reads: the discrete
     /// ones emptied, `inputs` and `states` left as the last line left
     /// them, for the reader to compare that line's names with as it reads
-    /// (most lines of a body name the same inputs and states). It empties
-    /// or replaces them: a line that has neither leaves them empty.
+    /// (most lines of a body name the same inputs and states). The reader
+    /// then empties or replaces them: a line without one leaves it empty.
     pub(super) fn begin_plain(&mut self) {
         self.discrete_inputs.clear();
         self.discrete_outputs.clear();
@@ -424,13 +424,13 @@ impl<'de> Visitor<'de> for ScalarSeed {
     }
 }
 
-/// The rules of one kind of complex member: its keys and its values.
 /// A kind's list as the plain reader takes it ([`Inner::plain_list`]).
 pub(super) type PlainList<'l, K> = (
     &'l mut Vec<(<K as Inner>::Key, <K as Inner>::Value)>,
     Option<&'l mut bool>,
 );
 
+/// The rules of one kind of complex member: its keys and its values.
 pub(super) trait Inner {
     type Key: Ord;
     type Value;
