@@ -408,7 +408,6 @@ async fn prepare_chunk(
     index: usize,
 ) -> ApiResult<ReadyChunk> {
     let state = &request.state;
-    let preparer = request.preparer.clone();
     let task = request.clone();
     // One blocking task parses the lines, and when memory holds every
     // tracker they name (at the generation the token's look-up read),
@@ -422,10 +421,11 @@ async fn prepare_chunk(
             generation,
             max_listed,
             body: _,
-            preparer: _,
+            preparer,
         } = &*task;
+        let rows = preparer.empty_rows();
         let (parsed, mut rejected) =
-            intake::parse_lines_capped(&lines, first_line, rules, *max_listed);
+            intake::parse_lines_into(&lines, first_line, rules, *max_listed, rows);
         state.inner.intake_chunks.give_bytes(lines);
         let held = state
             .inner

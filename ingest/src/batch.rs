@@ -168,9 +168,14 @@ impl Encoding {
     /// just those rows stored, instead of copying every batch to leave
     /// them out ([`Prepared::into_kept`]).
     pub(crate) fn prepare(self, stored: &[bool]) -> Result<Prepared> {
+        Ok(self.prepare_keeping_rows(stored)?.0)
+    }
+
+    /// [`prepare`](Self::prepare), answering the rows too (for a pool).
+    pub(crate) fn prepare_keeping_rows(self, stored: &[bool]) -> Result<(Prepared, Rows)> {
         let names = NameKeys::of(&self.rows);
         let placed = placed_record_batches(&self.rows, &self.hashes, &names, stored)?;
-        Ok(Prepared {
+        let prepared = Prepared {
             keys: self.keys,
             names,
             encoded: self.encoded,
@@ -178,7 +183,8 @@ impl Encoding {
             places: placed.places,
             fresh_batches: placed.fresh_batches,
             stored_rows: placed.stored_rows,
-        })
+        };
+        Ok((prepared, self.rows))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Byte buffers kept for reuse between writes.
+//! Byte buffers, and a write's columns, kept for reuse between writes.
 //!
 //! Under full intake a buffer of a megabyte or so, allocated afresh for
 //! every chunk of every body, is first touched page by page, and the
@@ -7,12 +7,46 @@
 //! again, a kernel trap and a zeroed page every 4 KiB. A [`Buffers`] keeps
 //! a few of them instead (decision 134).
 
+/// Things kept for reuse, a bounded number idle.
+#[derive(Debug)]
+pub(crate) struct Pool<T> {
+    max_idle: usize,
+    idle: parking_lot::Mutex<Vec<T>>,
+}
+
+impl<T> Pool<T> {
+    /// A pool keeping at most `max_idle`.
+    pub(crate) fn new(max_idle: usize) -> Self {
+        Self {
+            max_idle,
+            idle: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// An idle one, if any.
+    pub(crate) fn take(&self) -> Option<T> {
+        self.idle.lock().pop()
+    }
+
+    /// Keeps `item` for a later [`take`](Self::take), unless enough are idle.
+    pub(crate) fn give(&self, item: T) {
+        let mut idle = self.idle.lock();
+        if idle.len() < self.max_idle {
+            idle.push(item);
+        }
+    }
+
+    /// How many are idle now.
+    pub(crate) fn idle(&self) -> usize {
+        self.idle.lock().len()
+    }
+}
+
 /// Empty byte buffers of about one size, a bounded number kept idle.
 #[derive(Debug)]
 pub(crate) struct Buffers {
     room: usize,
-    max_idle: usize,
-    idle: parking_lot::Mutex<Vec<Vec<u8>>>,
+    idle: Pool<Vec<u8>>,
 }
 
 impl Buffers {
@@ -20,8 +54,7 @@ impl Buffers {
     pub(crate) fn new(room: usize, max_idle: usize) -> Self {
         Self {
             room,
-            max_idle,
-            idle: parking_lot::Mutex::new(Vec::new()),
+            idle: Pool::new(max_idle),
         }
     }
 
@@ -33,8 +66,7 @@ impl Buffers {
     /// An empty buffer of [`room`](Self::room) or more: an idle one if any.
     pub(crate) fn take(&self) -> Vec<u8> {
         self.idle
-            .lock()
-            .pop()
+            .take()
             .unwrap_or_else(|| Vec::with_capacity(self.room))
     }
 
@@ -46,15 +78,12 @@ impl Buffers {
             return;
         }
         buffer.clear();
-        let mut idle = self.idle.lock();
-        if idle.len() < self.max_idle {
-            idle.push(buffer);
-        }
+        self.idle.give(buffer);
     }
 
     /// Buffers idle now.
     pub(crate) fn idle(&self) -> usize {
-        self.idle.lock().len()
+        self.idle.idle()
     }
 }
 

@@ -200,6 +200,9 @@ pub(crate) struct Shared {
     /// Buffers of writes' WAL encodings: taken where a write is prepared,
     /// given back by the writer once it appended them (decision 134).
     pub(crate) encodings: crate::buffers::Buffers,
+    /// Writes' rows, emptied: taken where a body is parsed
+    /// ([`Preparer::empty_rows`]), given back once prepared (decision 147).
+    pub(crate) rows: crate::buffers::Pool<Rows>,
 }
 
 /// The room of a pooled encoding buffer: a 1 MiB chunk of benchmark lines
@@ -207,6 +210,13 @@ pub(crate) struct Shared {
 const ENCODING_ROOM: usize = 1 << 20;
 /// Encoding buffers kept idle: the writer gives back a group's at a time.
 const ENCODINGS_IDLE: usize = 8;
+/// Writes' rows kept idle: about one per parse task at once, and each
+/// 1-2 MB for a 1 MiB chunk of the benchmark's lines.
+const ROWS_IDLE: usize = 4;
+/// Rows a pooled write's columns may have room for: a 1 MiB chunk of
+/// 590-byte lines holds 1,800; one of the shortest lines more, and its
+/// columns are not kept.
+const POOLED_ROWS: usize = 8 * 1024;
 
 /// Retention cutoffs by tracker (ms since the epoch), and whether they changed since the last run.
 #[derive(Debug, Default)]
@@ -464,6 +474,7 @@ impl Ingest {
             unmergeable: Mutex::new(HashSet::new()),
             wal_failure: Mutex::new(None),
             encodings: crate::buffers::Buffers::new(ENCODING_ROOM, ENCODINGS_IDLE),
+            rows: crate::buffers::Pool::new(ROWS_IDLE),
             config,
             sink,
             metrics,
@@ -836,9 +847,11 @@ impl Preparer {
         }
         let shared = &self.shared;
         self.admit()?;
-        let points: LivePoints = (0..rows.len())
-            .filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?)))
-            .collect();
+        // Sized for every row (nearly all have a position): collected from
+        // a filter, the vector grew by doubling, copied into fresh memory.
+        let mut points: LivePoints = Vec::with_capacity(rows.len());
+        points
+            .extend((0..rows.len()).filter_map(|row| Some((row, LivePoint::of_row(&rows, row)?))));
         // A pooled buffer for a write of a fair size (a small one needs no
         // megabyte).
         let buffer = if rows.len().saturating_mul(crate::batch::ENCODED_ROW_BYTES)
@@ -856,12 +869,22 @@ impl Preparer {
             self.loads.send(request).is_ok().then_some(read)
         });
         // The batches are built while the loader reads.
-        let prepared = encoding.prepare(&stored)?;
+        let (prepared, mut rows) = encoding.prepare_keeping_rows(&stored)?;
+        if rows.capacity() <= POOLED_ROWS {
+            rows.clear();
+            shared.rows.give(rows);
+        }
         Ok(PreparedWrite {
             prepared: Some(prepared),
             points,
             loading,
         })
+    }
+
+    /// Empty rows to parse a write into (their memory an earlier write's,
+    /// if one is idle: [`Preparer::prepare`] gives them back).
+    pub fn empty_rows(&self) -> Rows {
+        self.shared.rows.take().unwrap_or_default()
     }
 
     /// Whether the request's writes may be prepared: decided by the

@@ -136,6 +136,13 @@ impl Names {
         id
     }
 
+    /// Forgets every name, keeping the room.
+    fn clear(&mut self) {
+        self.list.clear();
+        self.named.iter_mut().for_each(HashMap::clear);
+        self.discrete.iter_mut().for_each(HashMap::clear);
+    }
+
     fn add(&mut self, kind: InnerKind, number: u16, name: Name) -> u32 {
         // A write holds far fewer than 2^32 entries, so fewer names.
         let id = self.list.len() as u32;
@@ -218,23 +225,112 @@ impl Rows {
         }
     }
 
+    /// Empties it, keeping its memory for the next rows: a pooled write's
+    /// columns are written over where they are, not faulted in afresh
+    /// (decision 147).
+    pub fn clear(&mut self) {
+        let Self {
+            tracker,
+            message_time,
+            server_time,
+            gps_fix_type,
+            lat,
+            lng,
+            speed,
+            alt,
+            satellites,
+            heading,
+            precision,
+            hdop,
+            pdop,
+            event_id,
+            mn_name,
+            text,
+            mn_roaming,
+            mn_code,
+            mn_csq,
+            mn_type,
+            flags,
+            entries,
+            names,
+        } = self;
+        tracker.clear();
+        message_time.clear();
+        server_time.clear();
+        gps_fix_type.clear();
+        lat.clear();
+        lng.clear();
+        speed.clear();
+        alt.clear();
+        satellites.clear();
+        heading.clear();
+        precision.clear();
+        hdop.clear();
+        pdop.clear();
+        event_id.clear();
+        mn_name.clear();
+        text.clear();
+        mn_roaming.clear();
+        mn_code.clear();
+        mn_csq.clear();
+        mn_type.clear();
+        flags.clear();
+        entries.clear();
+        names.clear();
+    }
+
+    /// Rows it holds room for without growing.
+    pub fn capacity(&self) -> usize {
+        self.tracker.capacity()
+    }
+
+    /// Room for `rows` more rows.
+    pub fn reserve(&mut self, rows: usize) {
+        self.tracker.reserve(rows);
+        self.message_time.reserve(rows);
+        self.server_time.reserve(rows);
+        self.gps_fix_type.reserve(rows);
+        self.lat.reserve(rows);
+        self.lng.reserve(rows);
+        self.speed.reserve(rows);
+        self.alt.reserve(rows);
+        self.satellites.reserve(rows);
+        self.heading.reserve(rows);
+        self.precision.reserve(rows);
+        self.hdop.reserve(rows);
+        self.pdop.reserve(rows);
+        self.event_id.reserve(rows);
+        self.mn_name.reserve(rows);
+        self.mn_roaming.reserve(rows);
+        self.mn_code.reserve(rows);
+        self.mn_csq.reserve(rows);
+        self.mn_type.reserve(rows);
+        self.flags.reserve(rows);
+        self.entries.rows.reserve(rows);
+    }
+
     /// The rows of `messages`, in order.
     pub fn from_messages<'m>(messages: impl IntoIterator<Item = &'m Message>) -> Self {
         let messages = messages.into_iter();
         let mut rows = Self::with_capacity(messages.size_hint().0);
         for m in messages {
-            rows.push(
-                m.tracker_id.0,
-                &Scalars::of(m),
-                InnerLists {
-                    discrete_inputs: &m.discrete_inputs,
-                    discrete_outputs: &m.discrete_outputs,
-                    inputs: &m.inputs,
-                    states: &m.states,
-                },
-            );
+            rows.push_message(m);
         }
         rows
+    }
+
+    /// Appends the row of `m`.
+    pub(crate) fn push_message(&mut self, m: &Message) {
+        self.push(
+            m.tracker_id.0,
+            &Scalars::of(m),
+            InnerLists {
+                discrete_inputs: &m.discrete_inputs,
+                discrete_outputs: &m.discrete_outputs,
+                inputs: &m.inputs,
+                states: &m.states,
+            },
+        );
     }
 
     /// How many rows.
@@ -374,6 +470,7 @@ impl Rows {
         pick(&mut self.mn_type, kept);
         pick(&mut self.flags, kept);
         let mut entries = Entries::with_capacity(kept.len());
+        entries.spare = std::mem::take(&mut self.entries.spare);
         for &row in kept {
             entries.push_row(self.entries_of(row));
         }
@@ -557,7 +654,13 @@ struct Entries {
     rows: Vec<Span>,
     /// Entries in all.
     count: usize,
+    /// Empty blocks of [`ENTRY_BLOCK`] entries, from before a [`clear`](Self::clear).
+    spare: Vec<Vec<(u32, InnerValue)>>,
 }
+
+/// Empty blocks an [`Entries`] keeps for its next rows: what a 1 MiB chunk
+/// of the benchmark's lines fills (about 25,000 entries), with room to spare.
+const SPARE_ENTRY_BLOCKS: usize = 24;
 
 impl Entries {
     fn with_capacity(rows: usize) -> Self {
@@ -565,7 +668,20 @@ impl Entries {
             blocks: Vec::new(),
             rows: Vec::with_capacity(rows),
             count: 0,
+            spare: Vec::new(),
         }
+    }
+
+    /// Empties it, keeping up to [`SPARE_ENTRY_BLOCKS`] blocks' room.
+    fn clear(&mut self) {
+        for mut block in self.blocks.drain(..) {
+            if block.capacity() == ENTRY_BLOCK && self.spare.len() < SPARE_ENTRY_BLOCKS {
+                block.clear();
+                self.spare.push(block);
+            }
+        }
+        self.rows.clear();
+        self.count = 0;
     }
 
     /// The last row's entries.
@@ -587,12 +703,15 @@ impl Entries {
             .is_none_or(|last| last.capacity() - last.len() < count)
         {
             // Rows without entries take no block's room.
-            let room = if count == 0 {
-                0
-            } else {
-                count.max(ENTRY_BLOCK)
+            let block = match count {
+                0 => Vec::new(),
+                1..=ENTRY_BLOCK => self
+                    .spare
+                    .pop()
+                    .unwrap_or_else(|| Vec::with_capacity(ENTRY_BLOCK)),
+                _ => Vec::with_capacity(count),
             };
-            self.blocks.push(Vec::with_capacity(room));
+            self.blocks.push(block);
         }
         let block = self.blocks.len() - 1;
         (block, self.blocks[block].len())

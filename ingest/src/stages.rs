@@ -8,7 +8,10 @@ use std::path::Path;
 
 use arrow::record_batch::RecordBatch;
 
+use schemas::TrackerId;
+
 use crate::batch::Encoding;
+use crate::live::{LivePoint, LivePositions};
 use crate::rows::Rows;
 use crate::sink::Sink;
 use crate::sink::parquet::{FooterMetrics, ParquetConfig, ParquetSink};
@@ -39,6 +42,18 @@ pub fn memtable_batches(encoded: Encoded) -> Result<Vec<RecordBatch>> {
         .into_iter()
         .map(|resident| resident.batch)
         .collect())
+}
+
+/// An empty store of live trails keeping `points_per_tracker` points of
+/// each tracker, as the engine's ([`crate::Ingest::live`]).
+pub fn live_store(points_per_tracker: usize) -> LivePositions {
+    LivePositions::new(points_per_tracker, Default::default(), Default::default())
+}
+
+/// Records the acknowledged points of a write in `live`, as the engine
+/// does once the write is answered.
+pub fn record_live(live: &LivePositions, points: impl IntoIterator<Item = (TrackerId, LivePoint)>) {
+    live.record(points);
 }
 
 /// Flushes `batches` into a Parquet store at `root` as the flusher does with

@@ -841,6 +841,10 @@ async fn writes_encoded_into_reused_buffers_are_logged_and_replayed_as_sent() {
             ingest.shared.encodings.idle() > 0,
             "the writer gave its buffer back"
         );
+        assert!(
+            ingest.shared.rows.idle() > 0,
+            "the preparer gave the write's rows back"
+        );
     }
     // A smaller write after them (its encoding in a buffer of its own) and
     // a write that repeats half of the first: only the new half logged.

@@ -110,6 +110,34 @@ proptest! {
         }
     }
 
+    /// Rows emptied and filled again (a pooled write's) read back and
+    /// encode as rows made afresh: nothing of the rows before them (their
+    /// names, text, entries) is left.
+    #[test]
+    fn rows_filled_again_are_rows_made_afresh(
+        before in proptest::collection::vec(message(), 0..6),
+        messages in proptest::collection::vec(message(), 0..6),
+    ) {
+        let mut rows = Rows::from_messages(&before);
+        rows.clear();
+        prop_assert!(rows.is_empty());
+        for m in &messages {
+            rows.push_message(m);
+        }
+        let fresh = Rows::from_messages(&messages);
+        prop_assert_eq!(rows.len(), fresh.len());
+        prop_assert_eq!(rows.entry_count(), fresh.entry_count());
+        prop_assert_eq!(rows.names.len(), fresh.names.len());
+        let mut scratch = Vec::new();
+        for (row, m) in messages.iter().enumerate() {
+            prop_assert_eq!(&rows.message(row), m);
+            let (mut out, mut expected) = (Vec::new(), Vec::new());
+            let hash = rows.encode(row, &mut out, &mut scratch);
+            prop_assert_eq!(hash, fresh.encode(row, &mut expected, &mut scratch));
+            prop_assert_eq!(out, expected);
+        }
+    }
+
     /// Keeping some rows keeps them whole, in order.
     #[test]
     fn retained_rows_are_the_rows_kept(
@@ -201,5 +229,18 @@ fn rows_read_back_whole_across_entry_blocks() {
     );
     for (row, &i) in kept.iter().enumerate() {
         assert_eq!(rows.message(row), messages[i], "kept row {row}");
+    }
+    // Emptied, its blocks of the usual size are kept for the next rows
+    // (the one of a row larger than a block is not), and serve them.
+    rows.clear();
+    let spare = rows.entries.spare.len();
+    assert!(spare >= 2, "{spare} spare blocks");
+    for m in &messages {
+        rows.push_message(m);
+    }
+    assert!(rows.entries.spare.len() < spare, "spare blocks were used");
+    assert_eq!(rows.entry_count(), entries);
+    for (row, m) in messages.iter().enumerate() {
+        assert_eq!(&rows.message(row), m, "row {row} filled again");
     }
 }
