@@ -175,10 +175,12 @@ impl Fleet {
             .map(|i| {
                 // 7,919 is prime to 10,000: every tracker once a second.
                 let tracker = (i * 7_919) % FLEET;
-                let at_ms = match i % 200 {
-                    _ if i % 67 == 0 && second > 20 => (second - 1 - n % 20) * 1_000,
-                    0 if second > 3 => (second - 3) * 1_000 + 500,
-                    _ => second * 1_000,
+                let at_ms = if i % 67 == 0 && second > 20 {
+                    (second - 1 - n % 20) * 1_000
+                } else if i % 200 == 0 && second > 3 {
+                    (second - 3) * 1_000 + 500
+                } else {
+                    second * 1_000
                 };
                 (TrackerId(tracker as i64 + 1), point(tracker, at_ms))
             })

@@ -198,31 +198,9 @@ pub struct Rows {
 impl Rows {
     /// Room for about `rows` rows.
     pub fn with_capacity(rows: usize) -> Self {
-        Self {
-            tracker: Vec::with_capacity(rows),
-            message_time: Vec::with_capacity(rows),
-            server_time: Vec::with_capacity(rows),
-            gps_fix_type: Vec::with_capacity(rows),
-            lat: Vec::with_capacity(rows),
-            lng: Vec::with_capacity(rows),
-            speed: Vec::with_capacity(rows),
-            alt: Vec::with_capacity(rows),
-            satellites: Vec::with_capacity(rows),
-            heading: Vec::with_capacity(rows),
-            precision: Vec::with_capacity(rows),
-            hdop: Vec::with_capacity(rows),
-            pdop: Vec::with_capacity(rows),
-            event_id: Vec::with_capacity(rows),
-            mn_name: Vec::with_capacity(rows),
-            text: String::new(),
-            mn_roaming: Vec::with_capacity(rows),
-            mn_code: Vec::with_capacity(rows),
-            mn_csq: Vec::with_capacity(rows),
-            mn_type: Vec::with_capacity(rows),
-            flags: Vec::with_capacity(rows),
-            entries: Entries::with_capacity(rows),
-            names: Names::default(),
-        }
+        let mut empty = Self::default();
+        empty.reserve(rows);
+        empty
     }
 
     /// Empties it, keeping its memory for the next rows: a pooled write's
