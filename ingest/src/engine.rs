@@ -50,6 +50,14 @@ pub struct IngestConfig {
     pub flush_rows: usize,
     /// ... or this many bytes of Arrow arrays (what bounds the server's memory).
     pub flush_bytes: usize,
+    /// Nice steps below the engine's threads at which a flush that is on
+    /// time writes its files: the flusher was idle at least as long as its
+    /// last flush took, and the memtable holds less than twice a flush's
+    /// rows and bytes. Intake then goes first, and the flush takes the CPU
+    /// it leaves. A flush that is behind, or asked for, runs at the
+    /// engine's priority. 0: every flush at the engine's priority.
+    /// Linux only (decision 148).
+    pub flush_nice: u8,
     /// Writes are refused (HTTP 503, code 8) while the memtable holds more rows than this.
     pub max_unflushed_rows: usize,
     /// ... or more bytes of Arrow arrays than this (flushes falling behind:
@@ -103,6 +111,7 @@ impl IngestConfig {
             flush_interval: Duration::from_secs(5),
             flush_rows: 1_000_000,
             flush_bytes: DEFAULT_FLUSH_BYTES,
+            flush_nice: DEFAULT_FLUSH_NICE,
             max_unflushed_rows: 4_000_000,
             max_unflushed_bytes: DEFAULT_MAX_UNFLUSHED_BYTES,
             max_pending_writes: 1024,
@@ -121,6 +130,10 @@ impl IngestConfig {
         }
     }
 }
+
+/// Nice steps of a flush that is on time ([`IngestConfig::flush_nice`]),
+/// by default: below the request threads' default 5 steps.
+pub const DEFAULT_FLUSH_NICE: u8 = 10;
 
 /// Bytes of Arrow arrays in the memtable that start a flush, by default.
 pub const DEFAULT_FLUSH_BYTES: usize = 128 * 1024 * 1024;

@@ -98,6 +98,7 @@ pub(crate) struct IngestMetrics {
     pub(crate) unflushed_rows: Gauge,
     pub(crate) unflushed_bytes: Gauge,
     pub(crate) flushes: Counter,
+    pub(crate) relaxed_flushes: Counter,
     pub(crate) rows_flushed: Counter,
     pub(crate) dedup_loads: Counter,
     pub(crate) dedup_writer_loads: Counter,
@@ -145,6 +146,7 @@ impl IngestMetrics {
             unflushed_rows: Gauge::default(),
             unflushed_bytes: Gauge::default(),
             flushes: Counter::default(),
+            relaxed_flushes: Counter::default(),
             rows_flushed: Counter::default(),
             dedup_loads: Counter::default(),
             dedup_writer_loads: Counter::default(),
@@ -266,6 +268,12 @@ impl IngestMetrics {
             "trackhouse_ingest_flushes",
             "Flushes of the memtable to Parquet",
             m.flushes.clone(),
+        );
+        r.register(
+            "trackhouse_ingest_relaxed_flushes",
+            "Flushes that wrote their files below the request threads' priority (--flush-nice): \
+             on time, the flusher idle at least as long as its last flush took",
+            m.relaxed_flushes.clone(),
         );
         r.register(
             "trackhouse_ingest_flush_errors",

@@ -255,6 +255,11 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_048_576..=68_719_476_736))]
     pub(crate) flush_bytes: usize,
 
+    /// Nice steps below the ingest engine's threads at which a flush that is on time writes its files (the flusher idle at least as long as its last flush took, less than twice `--flush-rows` and `--flush-bytes` waiting): below the request threads (`--request-nice`), so that intake goes first and the flush takes the CPU it leaves. A flush that is behind runs at the engine's priority. 0: every flush at the engine's priority. Linux only.
+    #[arg(long, env = "TRACKHOUSE_FLUSH_NICE", default_value_t = ingest::DEFAULT_FLUSH_NICE,
+          value_parser = clap::value_parser!(u8).range(0..=19))]
+    pub(crate) flush_nice: u8,
+
     /// Keys (tracker, message time, content hash) the deduplication index keeps of stored rows: 12 bytes each as a complete partition's stored keys (sorted runs), about 20 as recent ones (sets); beyond them the least recently used (tracker, day) partitions are dropped, and read again from storage when a late message or a retransmission needs them. Keys of rows still in memory are always kept, beyond this.
     #[arg(long, env = "TRACKHOUSE_DEDUP_MAX_ENTRIES", default_value_t = ingest::DEFAULT_DEDUP_MAX_ENTRIES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1_000_000_000))]
@@ -376,6 +381,7 @@ impl ServerArgs {
             flush_interval: std::time::Duration::from_millis(self.flush_interval_ms.max(1)),
             flush_rows: self.flush_rows.max(1),
             flush_bytes: self.flush_bytes,
+            flush_nice: self.flush_nice,
             dedup_max_entries: self.dedup_max_entries,
             dedup_recent: std::time::Duration::from_secs(self.dedup_recent_s),
             dedup_footer_cache_bytes: self.dedup_footer_cache_bytes,

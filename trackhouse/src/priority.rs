@@ -19,36 +19,7 @@ use std::sync::mpsc;
 
 use anyhow::Context;
 
-/// Lowers the calling thread's priority by `steps` nice values (to 19 at
-/// most). Linux only: elsewhere the nice value belongs to the process.
-pub(crate) fn lower_this_thread(steps: u8) -> std::io::Result<()> {
-    if steps == 0 {
-        return Ok(());
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        let thread = Some(rustix::thread::gettid());
-        let nice = getpriority_process(thread)?;
-        setpriority_process(thread, (nice + i32::from(steps)).min(19))?;
-        Ok(())
-    }
-    #[cfg(not(target_os = "linux"))]
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "thread priorities are set on Linux only",
-    ))
-}
-
-/// The calling thread's nice value (Linux), for the start's log line.
-pub(crate) fn this_thread_nice() -> Option<i32> {
-    #[cfg(target_os = "linux")]
-    {
-        rustix::process::getpriority_process(Some(rustix::thread::gettid())).ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
+pub(crate) use ingest::priority::{lower_this_thread, this_thread_nice};
 
 type Job = Box<dyn FnOnce() + Send>;
 

@@ -134,6 +134,11 @@ struct Args {
     /// Directory for the data directories (default: the temporary directory).
     #[arg(long)]
     data_root: Option<PathBuf>,
+    /// Write each point's bodies here as CSV (`<start unix ms>-<point>.csv`:
+    /// when each was due and answered, its latency, lines and answer),
+    /// to line the slow ones up with the server's flushes.
+    #[arg(long)]
+    bodies_dir: Option<PathBuf>,
 }
 
 /// `taskset -a -p -c cpus pid`: every thread of `pid`.
@@ -156,6 +161,27 @@ fn today_midnight_ms() -> anyhow::Result<i64> {
 }
 
 /// The line printed as each point ends.
+/// The point's bodies as CSV in `--bodies-dir`, if asked for.
+fn write_bodies(args: &Args, r: &PointResult) -> anyhow::Result<()> {
+    let Some(dir) = &args.bodies_dir else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let started_ms = r
+        .started_at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let slug: String = report::name(r)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let path = dir.join(format!("{started_ms}-{slug}.csv"));
+    std::fs::write(&path, report::bodies_csv(r))
+        .with_context(|| format!("writing {}", path.display()))?;
+    println!("    bodies: {}", path.display());
+    Ok(())
+}
+
 fn progress(r: &PointResult) {
     println!(
         "  {}: {:.1} s, {} lines/s acked, p99 {:.1} ms, {} 503s, {} connection errors, {} failed, \
@@ -213,6 +239,7 @@ where
         };
         let result = run_point(spec).await?;
         progress(&result);
+        write_bodies(args, &result)?;
         done.push(result);
     }
     let best = done
@@ -231,6 +258,7 @@ where
         };
         let result = run_point(spec).await?;
         progress(&result);
+        write_bodies(args, &result)?;
         done.push(result);
     }
     Ok(done)

@@ -131,6 +131,9 @@ pub struct Sent {
 /// One point, as the workers saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
+    /// When the load started, as wall-clock time (a body's `answered_at`
+    /// counts from it): for lining the bodies up with the server's events.
+    pub started_at: std::time::SystemTime,
     /// Start → last answer.
     pub elapsed: Duration,
     /// Every body sent, in no particular order.
@@ -337,6 +340,7 @@ pub async fn run(
     let exhausted = Arc::new(AtomicBool::new(false));
     let (waits_before, waited_before) = feeder.waits();
     let started = Instant::now();
+    let started_at = std::time::SystemTime::now();
     let deadline = started + plan.duration;
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..plan.connections.max(1) {
@@ -409,6 +413,7 @@ pub async fn run(
         .unwrap_or_else(|| started.elapsed());
     let (waits, waited) = feeder.waits();
     Ok(Run {
+        started_at,
         elapsed,
         sent,
         exhausted: exhausted.load(Ordering::Relaxed),

@@ -63,6 +63,11 @@ pub struct PointResult {
     pub spec: PointSpec,
     /// Start → last answer.
     pub elapsed: Duration,
+    /// When the load started (wall clock), and each body's timing and
+    /// answer: the timeline `--bodies-dir` writes.
+    pub started_at: std::time::SystemTime,
+    /// Every body sent, in no particular order.
+    pub bodies: Vec<driver::Sent>,
     /// The answers summed.
     pub totals: Totals,
     /// The stream ran out before the duration (never: it is endless).
@@ -342,6 +347,7 @@ pub async fn trackhouse(
     Ok(PointResult {
         spec,
         elapsed: measured.run.elapsed,
+        started_at: measured.run.started_at,
         exhausted: measured.run.exhausted,
         totals,
         server_cpu: measured.server_cpu,
@@ -356,6 +362,7 @@ pub async fn trackhouse(
         expected,
         stored: stored_text,
         verdict,
+        bodies: measured.run.sent,
     })
 }
 
@@ -410,6 +417,7 @@ pub async fn clickhouse(
     Ok(PointResult {
         spec,
         elapsed: measured.run.elapsed,
+        started_at: measured.run.started_at,
         exhausted: measured.run.exhausted,
         totals,
         server_cpu: measured.server_cpu,
@@ -429,5 +437,6 @@ pub async fn clickhouse(
             group(counted.rows_final)
         ),
         verdict,
+        bodies: measured.run.sent,
     })
 }

@@ -54,6 +54,55 @@ pub fn name(r: &PointResult) -> String {
     )
 }
 
+/// The bodies of a point as CSV, in the order they were due (or first
+/// sent): when, from the load's start (`# started_unix_ms` in the first
+/// line), each was due and answered, its latency and what it carried, and
+/// how it ended (`200`, or the last status, 0 for no answer). For lining
+/// the slow bodies up with the server's flushes and syncs.
+pub fn bodies_csv(r: &PointResult) -> String {
+    timeline_csv(&name(r), r.started_at, &r.bodies)
+}
+
+/// [`bodies_csv`] of the point named `point`.
+fn timeline_csv(
+    point: &str,
+    started_at: std::time::SystemTime,
+    bodies: &[super::driver::Sent],
+) -> String {
+    let started_ms = started_at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let mut bodies: Vec<_> = bodies.iter().collect();
+    let due = |s: &super::driver::Sent| s.answered_at.saturating_sub(s.latency);
+    bodies.sort_by_key(|s| (due(s), s.body));
+    let mut out = format!(
+        "# started_unix_ms={started_ms} point={point}\n\
+         body,first_line,lines,bytes,due_ms,answered_ms,latency_ms,refusals,connection_errors,status\n"
+    );
+    let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
+    for s in bodies {
+        let status = match &s.outcome {
+            super::driver::Outcome::Acked { .. } => 200,
+            super::driver::Outcome::Failed { status, .. } => *status,
+        };
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{}",
+            s.body,
+            s.first_line,
+            s.lines,
+            s.bytes,
+            ms(due(s)),
+            ms(s.answered_at),
+            ms(s.latency),
+            s.tries.refusals,
+            s.tries.connection_errors,
+            status
+        );
+    }
+    out
+}
+
 /// The reads made during the load: latencies, failures, rows.
 pub fn reads_table(results: &[PointResult]) -> String {
     let mut out = String::from(
@@ -369,5 +418,54 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_timeline_lists_bodies_in_the_order_they_were_due() {
+        use super::super::driver::{Outcome, Sent, Tries};
+        let sent = |body: usize, due_ms: u64, latency_ms: u64, outcome: Outcome| Sent {
+            body,
+            first_line: body as u64 * 10,
+            lines: 10,
+            bytes: 500 + body,
+            outcome,
+            latency: Duration::from_millis(latency_ms),
+            tries: Tries {
+                refusals: u32::from(body == 1),
+                ..Tries::default()
+            },
+            answered_at: Duration::from_millis(due_ms + latency_ms),
+        };
+        let acked = Outcome::Acked {
+            accepted: 10,
+            duplicates: 0,
+            rejected: 0,
+        };
+        let bodies = [
+            sent(2, 40, 5, acked.clone()),
+            sent(0, 0, 90, acked.clone()),
+            sent(
+                1,
+                20,
+                7,
+                Outcome::Failed {
+                    status: 503,
+                    detail: String::new(),
+                },
+            ),
+        ];
+        let started = std::time::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        let csv = timeline_csv("P", started, &bodies);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "# started_unix_ms=1700000000123 point=P");
+        assert_eq!(
+            lines[1..],
+            [
+                "body,first_line,lines,bytes,due_ms,answered_ms,latency_ms,refusals,connection_errors,status",
+                "0,0,10,500,0.000,90.000,90.000,0,0,200",
+                "1,10,10,501,20.000,27.000,7.000,1,0,503",
+                "2,20,10,502,40.000,45.000,5.000,0,0,200",
+            ]
+        );
     }
 }

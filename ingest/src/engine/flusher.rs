@@ -28,6 +28,8 @@ const FLUSHED_KEYS_PER_LOCK: usize = 16 * 1024;
 
 pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Receiver<Request>) {
     let mut last_flush = Instant::now();
+    // How long the last flush took: none yet, so the first is not relaxed.
+    let mut last_took: Option<Duration> = None;
     let mut last_retention = Instant::now();
     // WAL segments whose deletion failed, tried again after the next flush.
     let mut released = None;
@@ -39,7 +41,7 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
             Err(RecvTimeoutError::Timeout) => None,
         };
         shared.publish_gauges();
-        let due = {
+        let (due, on_time) = {
             let state = shared.read();
             // ClickHouse wants large INSERTs: at the interval, only once
             // enough rows wait or the oldest has waited long enough.
@@ -51,17 +53,29 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
                 || state
                     .oldest_unflushed
                     .is_some_and(|t| t.elapsed() >= max_delay);
-            state.unflushed_rows >= shared.config.flush_rows
-                || state.unflushed_bytes >= shared.config.flush_bytes
+            let config = &shared.config;
+            let due = state.unflushed_rows >= config.flush_rows
+                || state.unflushed_bytes >= config.flush_bytes
                 || (state.unflushed_rows > 0
-                    && last_flush.elapsed() >= shared.config.flush_interval
-                    && large_or_old)
+                    && last_flush.elapsed() >= config.flush_interval
+                    && large_or_old);
+            let on_time = on_time(
+                last_took,
+                last_flush.elapsed(),
+                (state.unflushed_rows, state.unflushed_bytes),
+                config,
+            );
+            (due, on_time)
         };
         if request.is_none() && !due {
             continue;
         }
-        let outcome = flush_once(&shared, &commands, &mut released);
+        // A flush asked for (a shutdown, a test) is waited for: never relaxed.
+        let relaxed = request.is_none() && on_time && shared.config.flush_nice > 0;
+        let started = Instant::now();
+        let outcome = flush_once(&shared, &commands, &mut released, relaxed);
         last_flush = Instant::now();
+        last_took = Some(last_flush - started);
         if let Err(e) = &outcome {
             shared.metrics.flush_errors.inc();
             tracing::error!(error = %e, "flushing failed; the rows stay in the WAL and memory, retrying");
@@ -71,6 +85,23 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
             let _ = reply.send(outcome);
         }
     }
+}
+
+/// Whether a flush is on time, and so may be relaxed (decision 148): the
+/// flusher has been idle (`idle`, since the last flush ended) at least as
+/// long as that flush took, so intake leaves it the CPU; and the memtable
+/// holds less than twice the rows and bytes that start a flush, so a flush
+/// stretched by a busier intake is followed by one at the engine's
+/// priority. Never the first flush: nothing says yet how long one takes.
+fn on_time(
+    last_took: Option<Duration>,
+    idle: Duration,
+    (rows, bytes): (usize, usize),
+    config: &crate::IngestConfig,
+) -> bool {
+    last_took.is_some_and(|took| idle >= took)
+        && rows < config.flush_rows.saturating_mul(2)
+        && bytes < config.flush_bytes.saturating_mul(2)
 }
 
 /// Compaction (one merge per tick) and retention (when cutoffs changed or are due).
@@ -92,12 +123,17 @@ fn upkeep(shared: &Shared, last_retention: &mut Instant) {
     }
 }
 
-/// Seals the WAL segment, writes the memtable's batches up to it to Parquet,
-/// swaps them for the new files, and deletes the segments.
+/// Seals the WAL segment, writes the memtable's batches up to it to Parquet
+/// (`relaxed`: on a thread of its own, [`IngestConfig::flush_nice`] steps
+/// below the engine's priority), swaps them for the new files, and deletes
+/// the segments.
+///
+/// [`IngestConfig::flush_nice`]: crate::IngestConfig::flush_nice
 fn flush_once(
     shared: &Shared,
     commands: &Sender<Command>,
     released: &mut Option<Released>,
+    relaxed: bool,
 ) -> Result<()> {
     let (reply, sealed) = crossbeam_channel::bounded(1);
     commands
@@ -112,7 +148,12 @@ fn flush_once(
     };
     if !batches.is_empty() {
         let started = Instant::now();
-        let written = shared.sink.persist(&batches, segment)?;
+        let written = if relaxed {
+            shared.metrics.relaxed_flushes.inc();
+            persist_relaxed(shared, &batches, segment)?
+        } else {
+            shared.sink.persist(&batches, segment)?
+        };
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         // The new list is built before the lock that readers and the
         // writer wait for (a file's spans make it a deep copy): only this
@@ -172,6 +213,43 @@ fn flush_once(
     Ok(())
 }
 
+/// [`Sink::persist`] on a scoped thread whose priority is lowered by
+/// [`IngestConfig::flush_nice`] steps: the flusher's own thread keeps the
+/// engine's priority for the flushes that are behind (Linux lets a thread
+/// lower its priority, not raise it again). If the thread cannot be
+/// started the flush runs here; if its priority cannot be lowered it runs
+/// at the engine's.
+///
+/// [`Sink::persist`]: crate::sink::Sink::persist
+/// [`IngestConfig::flush_nice`]: crate::IngestConfig::flush_nice
+fn persist_relaxed(
+    shared: &Shared,
+    batches: &[arrow::record_batch::RecordBatch],
+    segment: u64,
+) -> Result<Vec<schemas::FileEntry>> {
+    let steps = shared.config.flush_nice;
+    std::thread::scope(|scope| {
+        let relaxed = std::thread::Builder::new()
+            .name("ingest-flush-low".into())
+            .spawn_scoped(scope, || {
+                if let Err(e) = crate::priority::lower_this_thread(steps) {
+                    tracing::debug!(error = %e, "a relaxed flush runs at the engine's priority");
+                }
+                shared.sink.persist(batches, segment)
+            });
+        match relaxed {
+            Ok(thread) => match thread.join() {
+                Ok(written) => written,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "no thread for a relaxed flush; flushing at the engine's priority");
+                shared.sink.persist(batches, segment)
+            }
+        }
+    })
+}
+
 /// Has the writer release the WAL segments through `through` and deletes
 /// them here, with those an earlier failure left: deleting waits for the
 /// file system's journal (50-80 ms under load, measured), which the writer,
@@ -194,5 +272,29 @@ fn release_segments(commands: &Sender<Command>, through: u64, pending: &mut Opti
         Err(e) => {
             tracing::warn!(error = %e, "removing flushed WAL segments failed; retried after the next flush");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flush_is_on_time_after_idling_as_long_as_the_last_took_with_under_two_flushes_waiting() {
+        let config = crate::IngestConfig {
+            flush_rows: 1_000,
+            flush_bytes: 1_000_000,
+            ..crate::IngestConfig::new("unused")
+        };
+        let s = Duration::from_secs;
+        let waiting = (1_000, 1_000_000);
+        assert!(on_time(Some(s(1)), s(1), waiting, &config));
+        assert!(on_time(Some(s(1)), s(3), (1_999, 1_999_999), &config));
+        // The first flush, a flusher busy for longer than it idled, twice
+        // the rows or the bytes waiting: at the engine's priority.
+        assert!(!on_time(None, s(60), waiting, &config));
+        assert!(!on_time(Some(s(2)), s(1), waiting, &config));
+        assert!(!on_time(Some(s(1)), s(3), (2_000, 1), &config));
+        assert!(!on_time(Some(s(1)), s(3), (1, 2_000_000), &config));
     }
 }

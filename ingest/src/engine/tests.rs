@@ -822,6 +822,53 @@ async fn a_memtable_past_its_bytes_is_flushed() {
     ingest.shutdown().unwrap();
 }
 
+/// A flush on time writes its files on a thread of lowered priority
+/// (counted), and stores what it held as any other flush; a flush with
+/// twice its rows waiting is not relaxed (decision 148).
+#[tokio::test]
+async fn flushes_on_time_are_relaxed_and_store_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut registry = Registry::default();
+    let config = IngestConfig {
+        flush_rows: 1_000,
+        ..config(dir.path())
+    };
+    let ingest = Ingest::open(config, &mut registry).unwrap();
+    let relaxed = |registry: &Registry| {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("trackhouse_ingest_relaxed_flushes_total "))
+            .unwrap_or_else(|| panic!("no relaxed flush counter in {text}"));
+        line.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+    };
+    let batch = |tracker: i64, n: i64| (0..n).map(|i| message(tracker, NOW_MS + i, 1.0)).collect();
+    let flushed = |ingest: &Ingest, rows: u64| {
+        eventually("a flush of every row", || {
+            let snapshot = ingest.snapshot();
+            snapshot.unflushed.is_empty()
+                && snapshot.files.iter().map(|f| f.rows).sum::<u64>() == rows
+        })
+    };
+    // The first flush: nothing says how long one takes, so not relaxed.
+    ingest.write(batch(1, 1_000)).await.unwrap();
+    flushed(&ingest, 1_000);
+    assert_eq!(relaxed(&registry), 0);
+    // After idling longer than that flush took (a few ms): relaxed.
+    std::thread::sleep(Duration::from_secs(1));
+    ingest.write(batch(2, 1_000)).await.unwrap();
+    flushed(&ingest, 2_000);
+    assert_eq!(relaxed(&registry), 1);
+    // Twice a flush's rows waiting: behind, at the engine's priority.
+    std::thread::sleep(Duration::from_millis(300));
+    ingest.write(batch(3, 2_000)).await.unwrap();
+    flushed(&ingest, 4_000);
+    assert_eq!(relaxed(&registry), 1);
+    assert_eq!(rows(&ingest.snapshot()), 4_000);
+    ingest.shutdown().unwrap();
+}
+
 #[tokio::test]
 async fn writes_encoded_into_reused_buffers_are_logged_and_replayed_as_sent() {
     let dir = tempfile::tempdir().unwrap();
