@@ -255,7 +255,7 @@ pub(crate) struct ServerArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1_048_576..=68_719_476_736))]
     pub(crate) flush_bytes: usize,
 
-    /// Nice steps below the ingest engine's threads at which a flush that is on time writes its files (the flusher idle at least as long as its last flush took, less than twice `--flush-rows` and `--flush-bytes` waiting): below the request threads (`--request-nice`), so that intake goes first and the flush takes the CPU it leaves. A flush that is behind runs at the engine's priority. 0: every flush at the engine's priority. Linux only.
+    /// Nice steps below the ingest engine's threads at which a flush that is on time writes its files (the flusher idle at least as long as its last flush took, less than twice `--flush-rows` and `--flush-bytes` waiting): below the request threads (`--request-nice`), so that intake goes first and the flush takes the CPU it leaves. A flush that is behind runs at the engine's priority. 0 (the default): every flush at the engine's priority; 10 cuts the half-rate tail of long bodies (10,000 lines) but raised that of short ones in some rounds (decisions.md 148). Linux only.
     #[arg(long, env = "TRACKHOUSE_FLUSH_NICE", default_value_t = ingest::DEFAULT_FLUSH_NICE,
           value_parser = clap::value_parser!(u8).range(0..=19))]
     pub(crate) flush_nice: u8,

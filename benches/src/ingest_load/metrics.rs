@@ -31,6 +31,9 @@ pub struct IngestDelta {
     pub rejected: f64,
     /// `trackhouse_ingest_flushes_total`.
     pub flushes: f64,
+    /// `trackhouse_ingest_relaxed_flushes_total`: flushes that wrote below
+    /// the request threads' priority (0 on a server without it).
+    pub relaxed_flushes: f64,
     /// `trackhouse_ingest_flush_errors_total`.
     pub flush_errors: f64,
     /// `trackhouse_compactions_total`.
@@ -127,6 +130,7 @@ impl Scrape {
             duplicates: outcome("duplicate"),
             rejected: outcome("rejected"),
             flushes: d("trackhouse_ingest_flushes_total"),
+            relaxed_flushes: d("trackhouse_ingest_relaxed_flushes_total"),
             flush_errors: d("trackhouse_ingest_flush_errors_total"),
             compactions: d("trackhouse_compactions_total"),
             dedup_loads: d("trackhouse_dedup_partition_loads_total"),

@@ -213,7 +213,7 @@ pub fn cpu_table(results: &[PointResult]) -> String {
 /// WAL and flush figures of the Trackhouse points.
 pub fn wal_table(results: &[PointResult]) -> String {
     let mut out = String::from(
-        "| point | WAL bytes per new message | writes per fsync | mean fsync ms | flushes | max unflushed rows | max dedup keys | complete loads | evictions | final flush s |\n\
+        "| point | WAL bytes per new message | writes per fsync | mean fsync ms | flushes (relaxed) | max unflushed rows | max dedup keys | complete loads | evictions | final flush s |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
@@ -221,12 +221,13 @@ pub fn wal_table(results: &[PointResult]) -> String {
         let fsyncs = i.wal_fsyncs.max(1.0);
         let _ = writeln!(
             out,
-            "| {} | {:.0} | {:.1} | {:.2} | {:.0} | {} | {} | {} | {} | {} |",
+            "| {} | {:.0} | {:.1} | {:.2} | {:.0} ({:.0}) | {} | {} | {} | {} | {} |",
             name(r),
             i.wal_bytes / i.accepted.max(1.0),
             i.group_writes / fsyncs,
             1e3 * i.wal_fsync_seconds / fsyncs,
             i.flushes,
+            i.relaxed_flushes,
             r.max_unflushed_rows
                 .map_or_else(|| "-".to_owned(), |m| group(m as u64)),
             r.max_dedup_keys

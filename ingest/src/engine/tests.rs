@@ -831,6 +831,7 @@ async fn flushes_on_time_are_relaxed_and_store_their_rows() {
     let mut registry = Registry::default();
     let config = IngestConfig {
         flush_rows: 1_000,
+        flush_nice: 10,
         ..config(dir.path())
     };
     let ingest = Ingest::open(config, &mut registry).unwrap();
