@@ -80,7 +80,7 @@ XML
 
 clickhouse-server --config-file="$dir/config.xml" >"$dir/log/stdout.log" 2>&1 &
 echo $! >"$dir/pid"
-stop_with_watched "$(cat "$dir/pid")"
+stop_with_watched "$(cat "$dir/pid")" "$dir"
 
 for _ in $(seq 1 100); do
     if curl -fsS --max-time 5 "http://127.0.0.1:$http_port/ping" >/dev/null 2>&1; then

@@ -42,7 +42,7 @@ java -Xmx256m -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$jar" \
     org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
     >"$dir/stdout.log" 2>&1 </dev/null &
 echo $! >"$dir/pid"
-stop_with_watched "$(cat "$dir/pid")"
+stop_with_watched "$(cat "$dir/pid")" "$dir"
 
 # `srvr` answers "Mode: standalone" once the server serves sessions (`ruok`
 # answers before that).

@@ -996,3 +996,37 @@ async fn a_clickhouse_that_never_answers_holds_neither_the_start_nor_each_new_pa
         .expect("shutdown gives up within its timeouts")
         .unwrap();
 }
+
+/// A server watching a process stops once that process has exited, and its
+/// state goes with it: a test process's shared server, whose temporary
+/// directory a static holds and never drops, leaves nothing behind.
+#[test]
+fn a_watched_server_stops_and_removes_its_state_when_the_process_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut watched = std::process::Command::new("sleep")
+        .arg("3")
+        .spawn()
+        .unwrap();
+    let server =
+        ingest::clickhouse::LocalServer::start_watching(dir.path(), Some(watched.id())).unwrap();
+    let state = dir.path().join("attempt-0");
+    assert!(state.join("config.xml").is_file(), "the server's state");
+    let ping = |url: &str| {
+        let host = url.trim_start_matches("http://");
+        std::net::TcpStream::connect(host).is_ok()
+    };
+    assert!(ping(server.url()), "the server answers");
+    watched.wait().unwrap();
+    // The watcher looks every second, then waits for the server to exit.
+    let gone = (0..120).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        !state.exists()
+    });
+    assert!(gone, "the state outlived the watched process");
+    assert!(
+        !ping(server.url()),
+        "the server outlived the watched process"
+    );
+    // Dropping the handle finds nothing left to stop.
+    drop(server);
+}

@@ -51,7 +51,7 @@ impl LocalServer {
 
     /// [`Self::start`]; with `watch`, the server also stops once that
     /// process has exited (a server shared by a test process's tests, which
-    /// is never dropped).
+    /// is never dropped), and its state under `dir` is then deleted.
     ///
     /// A port can be taken between its choice and the server's bind (by
     /// another test's server), so a start that fails is tried again on other
@@ -118,7 +118,11 @@ impl LocalServer {
             .arg(self.ports.http.to_string())
             .arg(self.ports.tcp.to_string());
         if let Some(pid) = self.watch {
-            command.env("WATCH_PID", pid.to_string());
+            // The directory goes with the watched process (a test process's
+            // shared server; its temporary directory is never dropped).
+            command
+                .env("WATCH_PID", pid.to_string())
+                .env("WATCH_REMOVE", "1");
         }
         if self.log_queries {
             command.env("LOG_QUERIES", "1");
@@ -212,7 +216,9 @@ impl LocalCluster {
             .arg(dir.join("zookeeper"))
             .arg(zookeeper_port.to_string());
         if let Some(pid) = watch {
-            command.env("WATCH_PID", pid.to_string());
+            command
+                .env("WATCH_PID", pid.to_string())
+                .env("WATCH_REMOVE", "1");
         }
         let output = command.output()?;
         cluster.zookeeper = read_pid(&dir.join("zookeeper"));
