@@ -167,10 +167,7 @@ fn write_bodies(args: &Args, r: &PointResult) -> anyhow::Result<()> {
         return Ok(());
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let started_ms = r
-        .started_at
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let started_ms = report::unix_ms(r.started_at);
     let slug: String = report::name(r)
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })

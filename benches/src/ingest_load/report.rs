@@ -63,15 +63,20 @@ pub fn bodies_csv(r: &PointResult) -> String {
     timeline_csv(&name(r), r.started_at, &r.bodies)
 }
 
+/// `at` in milliseconds since the Unix epoch (0 before it): when a point's
+/// load started, in its bodies' CSV and its file name.
+pub fn unix_ms(at: std::time::SystemTime) -> u128 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 /// [`bodies_csv`] of the point named `point`.
 fn timeline_csv(
     point: &str,
     started_at: std::time::SystemTime,
     bodies: &[super::driver::Sent],
 ) -> String {
-    let started_ms = started_at
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let started_ms = unix_ms(started_at);
     let mut bodies: Vec<_> = bodies.iter().collect();
     let due = |s: &super::driver::Sent| s.answered_at.saturating_sub(s.latency);
     bodies.sort_by_key(|s| (due(s), s.body));

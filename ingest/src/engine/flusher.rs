@@ -54,14 +54,13 @@ pub(super) fn run(shared: Arc<Shared>, commands: Sender<Command>, requests: Rece
                     .oldest_unflushed
                     .is_some_and(|t| t.elapsed() >= max_delay);
             let config = &shared.config;
+            let idle = last_flush.elapsed();
             let due = state.unflushed_rows >= config.flush_rows
                 || state.unflushed_bytes >= config.flush_bytes
-                || (state.unflushed_rows > 0
-                    && last_flush.elapsed() >= config.flush_interval
-                    && large_or_old);
+                || (state.unflushed_rows > 0 && idle >= config.flush_interval && large_or_old);
             let on_time = on_time(
                 last_took,
-                last_flush.elapsed(),
+                idle,
                 (state.unflushed_rows, state.unflushed_bytes),
                 config,
             );
