@@ -41,8 +41,9 @@ pub struct IngestConfig {
     /// Whether each group commit ends with an fdatasync of the WAL before
     /// its writes are acknowledged. Off only for benchmarks against
     /// databases that answer before their data is on disk: a crash of the
-    /// machine (not of the process) then loses what was acknowledged since
-    /// the last sync.
+    /// machine (not of the process) then loses what the kernel had not yet
+    /// written back (about the last half minute, by Linux's defaults): a
+    /// roll-over does not sync either.
     pub wal_fsync: bool,
     /// The memtable is flushed to Parquet at least this often.
     pub flush_interval: Duration,

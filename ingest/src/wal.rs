@@ -31,8 +31,14 @@
 //! A segment is created as `{seq:020}.wal.tmp`, gets its header, is synced
 //! and only then renamed into place (and the directory synced), so a `.wal`
 //! file always starts with a complete header; leftover `.tmp` files are
-//! deleted on open. A segment rolls over to the next one once it holds more
-//! than [`WalConfig::segment_bytes`]; a record is never split.
+//! deleted on open. A thread of the log (`ingest-wal-prep`) creates the
+//! next segment so while the current one fills: a roll-over, which every
+//! write behind it waits for, only takes it, and the directory may hold
+//! one header-only segment past the current one (replayed, empty, after a
+//! restart). A segment rolls over to the next one once it holds more than
+//! [`WalConfig::segment_bytes`]; a record is never split. A roll-over
+//! syncs the segment it seals only if records of it are not yet synced:
+//! after a group commit there is nothing left to write.
 //!
 //! # Recovery
 //!
@@ -78,7 +84,10 @@ use std::fs;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
 
 pub(crate) use error::WalError;
 use segment::{Entry, SegmentWriter};
@@ -115,6 +124,8 @@ pub(crate) struct Wal {
     segment_bytes: u64,
     /// The segment being appended to.
     current: SegmentWriter,
+    /// Creates the next segment while this one fills.
+    preparer: Preparer,
     /// Complete segments, recovered or rotated, awaiting `release_through`.
     sealed: BTreeSet<u64>,
     bytes_written: u64,
@@ -127,6 +138,9 @@ pub(crate) struct Wal {
     /// `fdatasync` would.
     #[cfg(test)]
     fail_next_sync: Option<Duration>,
+    /// Roll-overs that synced the segment they sealed.
+    #[cfg(test)]
+    rolls_synced: usize,
 }
 
 /// Records written out to the kernel, not yet known to be on disk: one
@@ -223,16 +237,20 @@ impl Wal {
         // never held a record), so `next` is past every segment written here.
         let highest = segments.last().copied().unwrap_or(0);
         let next = next_seq(highest.max(after_segment))?;
-        let current = SegmentWriter::create(&dir, next)?;
+        let mut preparer = Preparer::start(&dir)?;
+        let current = preparer.segment(&dir, next)?;
         let wal = Wal {
             dir,
             segment_bytes,
             current,
+            preparer,
             sealed: segments,
             bytes_written: 0,
             failed: None,
             #[cfg(test)]
             fail_next_sync: None,
+            #[cfg(test)]
+            rolls_synced: 0,
         };
         Ok((wal, report))
     }
@@ -335,6 +353,12 @@ impl Wal {
         }
     }
 
+    /// Waits until the next segment is created (its file is in place).
+    #[cfg(test)]
+    pub(crate) fn settle_preparer(&mut self) {
+        self.preparer.settle();
+    }
+
     /// Makes the next [`SyncPoint`] fail after `pause`.
     #[cfg(test)]
     pub(crate) fn fail_next_sync(&mut self, pause: Duration) {
@@ -388,9 +412,19 @@ impl Wal {
     }
 
     fn try_roll(&mut self) -> Result<u64> {
-        self.current.sync()?;
+        // After a group commit every record is synced: another fdatasync
+        // would only wait for the device (a cache flush, and the inode
+        // written again). (Without fsync, the engine counts its groups
+        // synced once written out: the kernel writes them back.)
+        if self.current.unsynced() {
+            self.current.sync()?;
+            #[cfg(test)]
+            {
+                self.rolls_synced += 1;
+            }
+        }
         let sealed = self.current.seq();
-        let next = SegmentWriter::create(&self.dir, next_seq(sealed)?)?;
+        let next = self.preparer.segment(&self.dir, next_seq(sealed)?)?;
         // The old writer's buffer is empty after the sync: dropping it only
         // closes the file.
         drop(std::mem::replace(&mut self.current, next));
@@ -423,7 +457,7 @@ impl Wal {
         }
         let healed = self.current.cut_to_synced().and_then(|()| {
             let sealed = self.current.seq();
-            let next = SegmentWriter::create(&self.dir, next_seq(sealed)?)?;
+            let next = self.preparer.segment(&self.dir, next_seq(sealed)?)?;
             drop(std::mem::replace(&mut self.current, next));
             self.sealed.insert(sealed);
             Ok(sealed)
@@ -526,6 +560,104 @@ impl Released {
     /// Takes on `later`'s segments too (a failed deletion is tried again with the next).
     pub(crate) fn absorb(&mut self, later: Self) {
         self.segments.extend(later.segments);
+    }
+}
+
+/// The thread that creates the next segment (a file created, its header
+/// written and synced, renamed into place, the directory synced: three
+/// waits for the device, each 1 ms quiet and up to tens of ms while
+/// Parquet files are written) while the current one fills, so that a
+/// roll-over only takes it.
+#[derive(Debug)]
+struct Preparer {
+    asks: Option<Sender<u64>>,
+    ready: Receiver<Result<SegmentWriter>>,
+    /// The segment asked for, not yet taken.
+    asked: Option<u64>,
+    /// Its outcome, once received and before it is taken.
+    made: Option<Result<SegmentWriter>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Preparer {
+    fn start(dir: &Path) -> Result<Self> {
+        let (asks, ask_rx) = crossbeam_channel::bounded::<u64>(1);
+        let (ready_tx, ready) = crossbeam_channel::bounded(1);
+        let dir = dir.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("ingest-wal-prep".into())
+            .spawn(move || {
+                for seq in ask_rx {
+                    if ready_tx.send(SegmentWriter::create(&dir, seq)).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(WalError::StartThread)?;
+        Ok(Self {
+            asks: Some(asks),
+            ready,
+            asked: None,
+            made: None,
+            thread: Some(thread),
+        })
+    }
+
+    /// Waits until the segment asked for is created (or failed).
+    fn settle(&mut self) {
+        if self.asked.is_some() && self.made.is_none() {
+            self.made = self.ready.recv().ok();
+        }
+    }
+
+    /// Segment `seq`: the one created ahead if it was asked for (waiting
+    /// for it if it is not there yet), else created here (as after a
+    /// failed creation: a full disk). Then asks for the one after it.
+    fn segment(&mut self, dir: &Path, seq: u64) -> Result<SegmentWriter> {
+        self.settle();
+        let asked = self.asked.take();
+        let ahead = match self.made.take() {
+            Some(Ok(segment)) if asked == Some(seq) => Some(segment),
+            Some(Ok(other)) => {
+                // Never happens (segments follow one another); an empty
+                // segment left ahead is replayed as such.
+                tracing::warn!(
+                    created = other.seq(),
+                    wanted = seq,
+                    "the WAL segment created ahead is not the next one"
+                );
+                None
+            }
+            Some(Err(error)) => {
+                tracing::warn!(%error, "creating the next WAL segment ahead failed; trying again");
+                None
+            }
+            None => None,
+        };
+        let segment = match ahead {
+            Some(segment) => segment,
+            None => SegmentWriter::create(dir, seq)?,
+        };
+        if let Some(next) = seq.checked_add(1)
+            && let Some(asks) = &self.asks
+            && asks.send(next).is_ok()
+        {
+            self.asked = Some(next);
+        }
+        Ok(segment)
+    }
+}
+
+impl Drop for Preparer {
+    fn drop(&mut self) {
+        // The thread ends with its queue; a segment created ahead and not
+        // taken stays on disk, header only, and is replayed as such.
+        drop(self.asks.take());
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!("the WAL preparer thread panicked");
+        }
     }
 }
 

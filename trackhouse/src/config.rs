@@ -242,7 +242,7 @@ pub(crate) struct ServerArgs {
     #[arg(long, env = "TRACKHOUSE_FLUSH_INTERVAL_MS", default_value_t = 5000)]
     pub(crate) flush_interval_ms: u64,
 
-    /// UNSAFE, for benchmarks only: acknowledge intake without fdatasync of the write-ahead log, so a power loss or kernel crash loses what the last seconds acknowledged (a killed process loses nothing). Compares with databases that answer before their data is on disk.
+    /// UNSAFE, for benchmarks only: acknowledge intake without fdatasync of the write-ahead log, so a power loss or kernel crash loses what the kernel had not yet written back, about the last half minute by default (a killed process loses nothing). Compares with databases that answer before their data is on disk.
     #[arg(long, env = "TRACKHOUSE_UNSAFE_NO_WAL_FSYNC")]
     pub(crate) unsafe_no_wal_fsync: bool,
 

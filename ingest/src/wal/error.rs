@@ -107,6 +107,9 @@ pub enum WalError {
         #[source]
         source: io::Error,
     },
+    /// The thread that creates the next segment ahead could not be started.
+    #[error("starting the WAL preparer thread")]
+    StartThread(#[source] io::Error),
     /// A non-empty segment file does not start with a valid header.
     #[error("WAL segment {segment} ({path}) has a bad header: {reason}")]
     BadHeader {
@@ -206,6 +209,7 @@ impl HasCode for WalError {
             | Self::Sync { .. }
             | Self::Truncate { .. }
             | Self::Remove { .. }
+            | Self::StartThread(_)
             | Self::Poisoned { .. }
             | Self::EmptyRecord => ErrorCode::Unexpected,
             Self::BadHeader { .. }

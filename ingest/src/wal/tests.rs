@@ -140,13 +140,17 @@ fn round_trip_across_rotations_and_rollovers() {
         last > 10,
         "segments rolled over by size, not only by rotation"
     );
-    assert_eq!(segment_files(dir.path()), (1..=last).collect::<Vec<_>>());
+    // The segment after the last one was created ahead: header only.
+    assert_eq!(
+        segment_files(dir.path()),
+        (1..=last + 1).collect::<Vec<_>>()
+    );
 
     let (wal, replayed, report) = open(dir.path(), 0).unwrap();
     assert_eq!(replayed, written);
     let payload_bytes: u64 = written.iter().map(|(_, p)| p.len() as u64).sum();
     let expected = RecoveryReport {
-        segments: last as usize,
+        segments: last as usize + 1,
         records: 600,
         bytes: payload_bytes,
         torn_tails: 0,
@@ -154,23 +158,24 @@ fn round_trip_across_rotations_and_rollovers() {
     assert_eq!(report, expected);
     assert_eq!(
         wal.current_segment(),
-        last + 1,
+        last + 2,
         "never appends into a recovered file"
     );
     drop(wal);
 
     let after = rotated[1];
-    let (wal, replayed, _) = open(dir.path(), after).unwrap();
+    let (mut wal, replayed, _) = open(dir.path(), after).unwrap();
     let later: Replayed = written
         .into_iter()
         .filter(|(seq, _)| *seq > after)
         .collect();
     assert!(!later.is_empty());
     assert_eq!(replayed, later);
-    assert_eq!(wal.current_segment(), last + 2);
+    assert_eq!(wal.current_segment(), last + 4);
+    wal.settle_preparer();
     assert_eq!(
         segment_files(dir.path()),
-        (after + 1..=last + 2).collect::<Vec<_>>()
+        (after + 1..=last + 5).collect::<Vec<_>>()
     );
 }
 
@@ -283,21 +288,44 @@ fn a_full_segment_rolls_over_at_the_next_group() {
     wal.sync().unwrap();
 }
 
+/// A roll-over after a group commit has nothing to sync; one with records
+/// appended since syncs them before it seals the segment.
+#[test]
+fn a_roll_syncs_only_what_no_group_commit_synced() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut wal, _, _) = open(dir.path(), 0).unwrap();
+    wal.append(b"committed").unwrap();
+    wal.sync().unwrap();
+    assert_eq!(wal.rotate().unwrap(), 1);
+    assert_eq!(wal.rolls_synced, 0, "nothing left to sync");
+    wal.append(b"appended").unwrap();
+    assert_eq!(wal.rotate().unwrap(), 2);
+    assert_eq!(wal.rolls_synced, 1);
+    drop(wal);
+    let (_, replayed, _) = open(dir.path(), 0).unwrap();
+    assert_eq!(
+        replayed,
+        vec![(1, b"committed".to_vec()), (2, b"appended".to_vec())]
+    );
+}
+
 #[test]
 fn open_numbers_past_after_segment_and_cleans_the_directory() {
     let dir = tempfile::tempdir().unwrap();
     let (wal, _, _) = open(dir.path(), 10).unwrap();
     assert_eq!(wal.current_segment(), 11);
     drop(wal);
+    assert_eq!(segment_files(dir.path()), vec![11, 12], "12 created ahead");
 
-    let temp = dir.path().join(format!("{:020}.wal.tmp", 12));
+    let temp = dir.path().join(format!("{:020}.wal.tmp", 13));
     let foreign = dir.path().join("notes.txt");
     fs::write(&temp, b"half-created").unwrap();
     fs::write(&foreign, b"not ours").unwrap();
-    let (wal, _, report) = open(dir.path(), 20).unwrap();
+    let (mut wal, _, report) = open(dir.path(), 20).unwrap();
     assert_eq!(report.segments, 0);
     assert_eq!(wal.current_segment(), 21);
-    assert_eq!(segment_files(dir.path()), vec![21]);
+    wal.settle_preparer();
+    assert_eq!(segment_files(dir.path()), vec![21, 22]);
     assert!(!temp.exists());
     assert!(foreign.exists());
 }
@@ -312,26 +340,30 @@ fn release_through_never_releases_the_current_segment() {
     assert_eq!(wal.rotate().unwrap(), 2);
     wal.append(b"three").unwrap();
     assert_eq!(wal.current_segment(), 3);
+    wal.settle_preparer();
 
     assert_eq!(wal.release_through(0).delete().unwrap(), 0);
     assert_eq!(wal.release_through(u64::MAX).delete().unwrap(), 2);
-    assert_eq!(segment_files(dir.path()), vec![3]);
+    assert_eq!(segment_files(dir.path()), vec![3, 4]);
     assert_eq!(wal.release_through(u64::MAX).delete().unwrap(), 0);
     wal.append(b"four").unwrap();
     wal.sync().unwrap();
     drop(wal);
 
-    let (mut wal, replayed, _) = open(dir.path(), 0).unwrap();
+    let (mut wal, replayed, report) = open(dir.path(), 0).unwrap();
     assert_eq!(
         replayed,
         vec![(3, b"three".to_vec()), (3, b"four".to_vec())]
     );
+    assert_eq!(report.segments, 2, "3, and 4 created ahead");
+    assert_eq!(wal.current_segment(), 5);
     assert_eq!(
-        wal.release_through(3).delete().unwrap(),
-        1,
+        wal.release_through(4).delete().unwrap(),
+        2,
         "recovered segments are sealed"
     );
-    assert_eq!(segment_files(dir.path()), vec![4]);
+    wal.settle_preparer();
+    assert_eq!(segment_files(dir.path()), vec![5, 6]);
 }
 
 #[test]
@@ -342,6 +374,7 @@ fn a_failed_deletion_of_released_segments_is_finished_by_a_later_one() {
         wal.append(payload).unwrap();
         wal.rotate().unwrap();
     }
+    wal.settle_preparer();
     let mut released = wal.release_through(1);
     // Segment 1 cannot be removed while a directory stands in its place.
     let one = segment::path(dir.path(), 1);
@@ -349,7 +382,7 @@ fn a_failed_deletion_of_released_segments_is_finished_by_a_later_one() {
     fs::create_dir(&one).unwrap();
     fs::write(one.join("keep"), b"x").unwrap();
     assert!(released.delete().is_err());
-    assert_eq!(segment_files(dir.path()), vec![1, 2, 3]);
+    assert_eq!(segment_files(dir.path()), vec![1, 2, 3, 4]);
 
     released.absorb(wal.release_through(2));
     fs::remove_dir_all(&one).unwrap();
@@ -358,7 +391,7 @@ fn a_failed_deletion_of_released_segments_is_finished_by_a_later_one() {
         2,
         "segment 1 (gone) and segment 2"
     );
-    assert_eq!(segment_files(dir.path()), vec![3]);
+    assert_eq!(segment_files(dir.path()), vec![3, 4]);
     assert_eq!(released.delete().unwrap(), 0);
 }
 
@@ -373,10 +406,12 @@ fn segments_released_but_not_deleted_before_a_crash_are_deleted_at_open() {
     let released = wal.release_through(1);
     drop((wal, released));
 
-    // The sink had persisted segment 1: open is told so, and replays only 2.
-    let (_, replayed, _) = open(dir.path(), 1).unwrap();
+    // The sink had persisted segment 1: open is told so, and replays only
+    // 2 (and 3, created ahead, empty).
+    let (mut wal, replayed, _) = open(dir.path(), 1).unwrap();
     assert_eq!(replayed, vec![(2, b"not yet".to_vec())]);
-    assert_eq!(segment_files(dir.path()), vec![2, 3]);
+    wal.settle_preparer();
+    assert_eq!(segment_files(dir.path()), vec![2, 3, 4, 5]);
 }
 
 #[test]
