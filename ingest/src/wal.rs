@@ -32,7 +32,7 @@
 //! and only then renamed into place (and the directory synced), so a `.wal`
 //! file always starts with a complete header; leftover `.tmp` files are
 //! deleted on open. A thread of the log (`ingest-wal-prep`) creates the
-//! next segment so while the current one fills: a roll-over, which every
+//! next segment while the current one fills: a roll-over, which every
 //! write behind it waits for, only takes it, and the directory may hold
 //! one header-only segment past the current one (replayed, empty, after a
 //! restart). A segment rolls over to the next one once it holds more than
@@ -425,8 +425,8 @@ impl Wal {
         }
         let sealed = self.current.seq();
         let next = self.preparer.segment(&self.dir, next_seq(sealed)?)?;
-        // The old writer's buffer is empty after the sync: dropping it only
-        // closes the file.
+        // The old writer's buffer is empty (its records are all synced):
+        // dropping it only closes the file.
         drop(std::mem::replace(&mut self.current, next));
         self.sealed.insert(sealed);
         Ok(sealed)

@@ -206,6 +206,7 @@ async fn the_engine_threads_run_above_the_request_threads() {
         [
             "ingest-flusher",
             "ingest-loader",
+            "ingest-wal-prep",
             "ingest-wal-sync",
             "ingest-writer"
         ]
