@@ -238,7 +238,7 @@ impl Wal {
         let highest = segments.last().copied().unwrap_or(0);
         let next = next_seq(highest.max(after_segment))?;
         let mut preparer = Preparer::start(&dir)?;
-        let current = preparer.segment(&dir, next)?;
+        let current = preparer.segment(next)?;
         let wal = Wal {
             dir,
             segment_bytes,
@@ -424,7 +424,7 @@ impl Wal {
             }
         }
         let sealed = self.current.seq();
-        let next = self.preparer.segment(&self.dir, next_seq(sealed)?)?;
+        let next = self.preparer.segment(next_seq(sealed)?)?;
         // The old writer's buffer is empty (its records are all synced):
         // dropping it only closes the file.
         drop(std::mem::replace(&mut self.current, next));
@@ -457,7 +457,7 @@ impl Wal {
         }
         let healed = self.current.cut_to_synced().and_then(|()| {
             let sealed = self.current.seq();
-            let next = self.preparer.segment(&self.dir, next_seq(sealed)?)?;
+            let next = self.preparer.segment(next_seq(sealed)?)?;
             drop(std::mem::replace(&mut self.current, next));
             self.sealed.insert(sealed);
             Ok(sealed)
@@ -570,6 +570,8 @@ impl Released {
 /// roll-over only takes it.
 #[derive(Debug)]
 struct Preparer {
+    /// The log's directory.
+    dir: PathBuf,
     asks: Option<Sender<u64>>,
     ready: Receiver<Result<SegmentWriter>>,
     /// The segment asked for, not yet taken.
@@ -583,18 +585,22 @@ impl Preparer {
     fn start(dir: &Path) -> Result<Self> {
         let (asks, ask_rx) = crossbeam_channel::bounded::<u64>(1);
         let (ready_tx, ready) = crossbeam_channel::bounded(1);
-        let dir = dir.to_path_buf();
+        let thread_dir = dir.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("ingest-wal-prep".into())
             .spawn(move || {
                 for seq in ask_rx {
-                    if ready_tx.send(SegmentWriter::create(&dir, seq)).is_err() {
+                    if ready_tx
+                        .send(SegmentWriter::create(&thread_dir, seq))
+                        .is_err()
+                    {
                         break;
                     }
                 }
             })
             .map_err(WalError::StartThread)?;
         Ok(Self {
+            dir: dir.to_path_buf(),
             asks: Some(asks),
             ready,
             asked: None,
@@ -613,7 +619,7 @@ impl Preparer {
     /// Segment `seq`: the one created ahead if it was asked for (waiting
     /// for it if it is not there yet), else created here (as after a
     /// failed creation: a full disk). Then asks for the one after it.
-    fn segment(&mut self, dir: &Path, seq: u64) -> Result<SegmentWriter> {
+    fn segment(&mut self, seq: u64) -> Result<SegmentWriter> {
         self.settle();
         let asked = self.asked.take();
         let ahead = match self.made.take() {
@@ -636,7 +642,7 @@ impl Preparer {
         };
         let segment = match ahead {
             Some(segment) => segment,
-            None => SegmentWriter::create(dir, seq)?,
+            None => SegmentWriter::create(&self.dir, seq)?,
         };
         if let Some(next) = seq.checked_add(1)
             && let Some(asks) = &self.asks
