@@ -66,24 +66,48 @@ pub(crate) struct Encoded {
     bytes: Vec<u8>,
     /// Where each entry's encoding ends in `bytes`.
     ends: Vec<usize>,
+    /// `bytes` as one zstd frame, if the write was compressed
+    /// ([`compress`](Self::compress)).
+    compressed: Option<Vec<u8>>,
 }
 
 impl Encoded {
-    /// The WAL record (postcard of a `Vec<Entry>`) of the entries at `kept`
+    /// Compresses every entry's encoding at zstd `level`, for a compressed
+    /// record ([`crate::record`]). On failure (memory for the context) the
+    /// record is written plain.
+    pub(crate) fn compress(&mut self, level: i32) {
+        match crate::record::compress(&self.bytes, level) {
+            Ok(block) => self.compressed = Some(block),
+            Err(error) => {
+                tracing::warn!(%error, "compressing a WAL record; writing it plain");
+            }
+        }
+    }
+
+    /// The WAL record payload ([`crate::record`]) of the entries at `kept`
     /// (ascending indices of this write's entries), as the slices it is
-    /// made of: its length's varint, spelled in `head`, then the kept
-    /// entries' encodings, neighbours in one slice. The writer appends them
-    /// as they are: the record is never copied into a buffer of its own.
+    /// made of, its head written into `head`. Compressed when the write
+    /// was and at least half its entries are kept: the head, then the
+    /// frame. Otherwise plain: the count's varint, then the kept entries'
+    /// encodings, neighbours in one slice. The writer appends them as they
+    /// are: the record is never copied into a buffer of its own.
     pub(crate) fn record_parts<'a>(
         &'a self,
         kept: &[usize],
-        head: &'a mut [u8; 10],
-    ) -> Result<Vec<&'a [u8]>> {
-        let head: &'a [u8] = postcard::to_slice(&kept.len(), head).map_err(Error::Encode)?;
-        let mut parts = vec![head];
+        head: &'a mut Vec<u8>,
+    ) -> Vec<&'a [u8]> {
+        if let Some(block) = &self.compressed
+            && kept.len() * 2 >= self.ends.len()
+        {
+            crate::record::compressed_head(head, self.ends.len(), self.bytes.len(), kept);
+            return vec![head.as_slice(), block.as_slice()];
+        }
+        head.clear();
+        crate::rows::varint(head, kept.len() as u64);
+        let mut parts = vec![head.as_slice()];
         if kept.len() == self.ends.len() {
             parts.push(&self.bytes);
-            return Ok(parts);
+            return parts;
         }
         // Byte ranges of runs of consecutive kept entries.
         let mut run: Option<(usize, usize)> = None;
@@ -101,7 +125,7 @@ impl Encoded {
         if let Some((from, to)) = run {
             parts.push(&self.bytes[from..to]);
         }
-        Ok(parts)
+        parts
     }
 }
 
@@ -142,6 +166,7 @@ impl Encoding {
         let mut encoded = Encoded {
             bytes: buffer,
             ends: Vec::with_capacity(n),
+            compressed: None,
         };
         let mut scratch = Vec::new();
         let mut hashes = Vec::with_capacity(n);
@@ -159,6 +184,11 @@ impl Encoding {
             keys,
             encoded,
         }
+    }
+
+    /// Compresses the encodings for the WAL record ([`Encoded::compress`]).
+    pub(crate) fn compress(&mut self, level: i32) {
+        self.encoded.compress(level);
     }
 
     /// The second stage: the memtable batches, the rows dropped. Rows
@@ -394,8 +424,8 @@ impl Prepared {
     pub(crate) fn record_parts<'a>(
         &'a self,
         kept: &[usize],
-        head: &'a mut [u8; 10],
-    ) -> Result<Vec<&'a [u8]>> {
+        head: &'a mut Vec<u8>,
+    ) -> Vec<&'a [u8]> {
         self.encoded.record_parts(kept, head)
     }
 
@@ -404,6 +434,7 @@ impl Prepared {
     /// has nothing to give after this.
     pub(crate) fn take_encoded(&mut self) -> Vec<u8> {
         self.encoded.ends.clear();
+        self.encoded.compressed = None;
         std::mem::take(&mut self.encoded.bytes)
     }
 
@@ -1171,9 +1202,9 @@ mod stable_hash {
 
         let all: Vec<usize> = (0..entries.len()).collect();
         for kept in [all, vec![0, 2, 3, 5], vec![entries.len() - 1], vec![]] {
-            let mut head = [0; 10];
+            let mut head = Vec::new();
             let mut record = vec![0xAA];
-            for part in encoded.record_parts(&kept, &mut head).unwrap() {
+            for part in encoded.record_parts(&kept, &mut head) {
                 record.extend_from_slice(part);
             }
             let chosen: Vec<Entry> = kept.iter().map(|&i| entries[i].clone()).collect();
@@ -1183,12 +1214,73 @@ mod stable_hash {
                 "{kept:?}"
             );
             let replayed: Vec<Entry> = postcard::from_bytes(&record[1..]).unwrap();
-            let pairs = |e: &[Entry]| -> Vec<(Message, u64)> {
-                e.iter()
-                    .map(|e| (e.message.clone(), e.content_hash))
-                    .collect()
-            };
             assert_eq!(pairs(&replayed), pairs(&chosen));
+            if !kept.is_empty() {
+                let decoded = crate::record::decode(&record[1..]).unwrap();
+                assert_eq!(pairs(&decoded), pairs(&chosen), "{kept:?}");
+            }
+        }
+    }
+
+    fn pairs(entries: &[Entry]) -> Vec<(Message, u64)> {
+        entries
+            .iter()
+            .map(|e| (e.message.clone(), e.content_hash))
+            .collect()
+    }
+
+    /// A compressed write's record keeps the entries kept and names the
+    /// others, for any choice that keeps at least half; with fewer kept it
+    /// is written plain, of the kept entries alone. Either decodes to the
+    /// kept entries, in order.
+    #[test]
+    fn compressed_records_decode_to_the_entries_kept() {
+        let rules = LineRules::at(1_717_300_000_000);
+        let line = br#"{"tracker_id":7,"msg_time":"2024-06-01T07:00:00Z","lat":43.25,"inputs":{"fuel":55.5,"lls_level_1":12},"states":{"driver":"A12"}}"#;
+        let parsed = parse_line(line, &rules).unwrap().message;
+        let messages: Vec<Message> = (0..40)
+            .map(|i| {
+                let mut message = parsed.clone();
+                message.message_time_ms += i * 1_000;
+                message.inputs[0].1 = i as f64;
+                message
+            })
+            .collect();
+        let entries = |encoding: &Encoding| -> Vec<Entry> {
+            messages
+                .iter()
+                .zip(&encoding.hashes)
+                .map(|(m, &content_hash)| Entry {
+                    message: m.clone(),
+                    content_hash,
+                })
+                .collect()
+        };
+        let mut encoding = Encoding::new(Rows::from_messages(&messages));
+        encoding.compress(1);
+        let all = entries(&encoding);
+        let plain_bytes = encoding.encoded.bytes.len();
+        let everything: Vec<usize> = (0..40).collect();
+        let mut cases = vec![
+            everything.clone(),
+            (0..20).collect(),
+            (20..40).collect(),
+            (0..40).step_by(2).collect(),
+            (0..19).collect(),
+            vec![39],
+        ];
+        cases.push(everything.iter().copied().filter(|i| i % 7 != 3).collect());
+        for kept in cases {
+            let mut head = Vec::new();
+            let record: Vec<u8> = encoding.encoded.record_parts(&kept, &mut head).concat();
+            let compressed = record[0] == 0;
+            assert_eq!(compressed, kept.len() * 2 >= 40, "{kept:?}");
+            if compressed {
+                assert!(record.len() * 3 < plain_bytes, "{} bytes", record.len());
+            }
+            let chosen: Vec<Entry> = kept.iter().map(|&i| all[i].clone()).collect();
+            let decoded = crate::record::decode(&record).unwrap();
+            assert_eq!(pairs(&decoded), pairs(&chosen), "{kept:?}");
         }
     }
 }

@@ -33,6 +33,7 @@ mod line;
 mod live;
 mod metrics;
 pub mod priority;
+mod record;
 mod rows;
 mod sink;
 #[doc(hidden)]
@@ -43,8 +44,8 @@ pub use engine::{
     DEFAULT_COMPACT_MAX_ROWS, DEFAULT_COMPACT_MIN_FILES, DEFAULT_COMPACT_SMALL_ROWS,
     DEFAULT_DEDUP_FOOTER_CACHE_BYTES, DEFAULT_DEDUP_MAX_ENTRIES, DEFAULT_DEDUP_RECENT,
     DEFAULT_FLUSH_BYTES, DEFAULT_FLUSH_NICE, DEFAULT_LIVE_POINTS_PER_TRACKER,
-    DEFAULT_MAX_INNER_NAMES_PER_DAY, DEFAULT_MAX_UNFLUSHED_BYTES, Handed, Ingest, IngestConfig,
-    PreparedWrite, Preparer, WriteOutcome,
+    DEFAULT_MAX_INNER_NAMES_PER_DAY, DEFAULT_MAX_UNFLUSHED_BYTES, DEFAULT_WAL_ZSTD_LEVEL, Handed,
+    Ingest, IngestConfig, PreparedWrite, Preparer, WriteOutcome,
 };
 pub use error::{Error, Result};
 pub use live::{LivePoint, LivePositions, TrackerTrail};

@@ -734,7 +734,7 @@ fn push_text(text: &mut String, name: &str) -> (u32, u32) {
 // value, enum variants by index as varints, strings as their length then
 // their bytes, sequences likewise.
 
-fn varint(out: &mut Vec<u8>, mut value: u64) {
+pub(crate) fn varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;

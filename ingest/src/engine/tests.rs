@@ -1022,3 +1022,100 @@ async fn without_fsync_acknowledged_writes_survive_the_process() {
         .unwrap();
     assert_eq!((again.accepted, again.duplicates), (0, 30));
 }
+
+/// Bytes of the WAL's files under `dir`.
+fn wal_bytes_on_disk(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir.join("wal"))
+        .unwrap()
+        .map(|entry| entry.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
+/// Records written plain (level 0) and compressed (level 1) replay alike,
+/// whatever level the log is opened with: a compressed record leaves out
+/// the entries its write dropped (repeats inside the write, rows already
+/// stored), and one whose write was mostly stored is written plain. And
+/// compressing takes the log's bytes well down.
+#[tokio::test]
+async fn plain_and_compressed_records_replay_alike_at_either_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let at_level = |level| IngestConfig {
+        wal_zstd_level: level,
+        ..config(dir.path())
+    };
+    let sent = |tracker: i64, from: i64, to: i64| -> Vec<Message> {
+        (from..to)
+            .map(|i| message(tracker, NOW_MS + i * 1_000, (i % 7) as f64))
+            .collect()
+    };
+    let write = async |ingest: &Ingest, messages: Vec<Message>| {
+        let outcome = ingest.write(messages).await.unwrap();
+        (outcome.accepted, outcome.duplicates)
+    };
+
+    let plain = Ingest::open(at_level(0), &mut Registry::default()).unwrap();
+    assert_eq!(write(&plain, sent(1, 0, 1_000)).await, (1_000, 0));
+    plain.crash_for_tests();
+    drop(plain);
+    let plain_bytes = wal_bytes_on_disk(dir.path());
+
+    let compressed = Ingest::open(at_level(1), &mut Registry::default()).unwrap();
+    assert_eq!(
+        rows(&compressed.snapshot()),
+        1_000,
+        "plain records replayed"
+    );
+    assert_eq!(write(&compressed, sent(2, 0, 1_000)).await, (1_000, 0));
+    let grown = wal_bytes_on_disk(dir.path()) - plain_bytes;
+    assert!(
+        grown * 3 < plain_bytes,
+        "1,000 messages took {grown} bytes compressed, {plain_bytes} plain"
+    );
+    // Repeats inside one write, and a few rows already stored: a
+    // compressed record that names the ones dropped.
+    let mut mixed = sent(3, 0, 600);
+    mixed.extend(sent(3, 100, 300));
+    mixed.extend(sent(2, 0, 100));
+    assert_eq!(write(&compressed, mixed).await, (600, 300));
+    // A write mostly stored: plain, with only its new rows.
+    let mut mostly_stored = sent(2, 0, 900);
+    mostly_stored.extend(sent(4, 0, 50));
+    assert_eq!(write(&compressed, mostly_stored).await, (50, 900));
+    compressed.crash_for_tests();
+    drop(compressed);
+
+    for level in [0, 1] {
+        let ingest = Ingest::open(at_level(level), &mut Registry::default()).unwrap();
+        assert_eq!(rows(&ingest.snapshot()), 2_650, "level {level}");
+        let mut fuel_by_row: Vec<(i64, i64, f64)> = Vec::new();
+        for batch in &ingest.snapshot().unflushed {
+            let column = |name| batch.column_by_name(name).unwrap().clone();
+            let trackers = column("tracker_id");
+            let times = column("msg_time");
+            let fuel = column("inputs.lls_level_1");
+            let (trackers, times, fuel) = (
+                trackers.as_primitive::<Int64Type>(),
+                times.as_primitive::<arrow::datatypes::TimestampMillisecondType>(),
+                fuel.as_primitive::<arrow::datatypes::Float64Type>(),
+            );
+            for row in 0..batch.num_rows() {
+                fuel_by_row.push((trackers.value(row), times.value(row), fuel.value(row)));
+            }
+        }
+        fuel_by_row.sort_by_key(|&(tracker, time, _)| (tracker, time));
+        let expected: Vec<(i64, i64, f64)> = sent(1, 0, 1_000)
+            .into_iter()
+            .chain(sent(2, 0, 1_000))
+            .chain(sent(3, 0, 600))
+            .chain(sent(4, 0, 50))
+            .map(|m| (m.tracker_id.0, m.message_time_ms, m.inputs[0].1))
+            .collect();
+        assert_eq!(fuel_by_row, expected, "level {level}");
+        let mut everything = sent(1, 0, 1_000);
+        everything.extend(sent(2, 0, 1_000));
+        everything.extend(sent(3, 0, 600));
+        everything.extend(sent(4, 0, 50));
+        assert_eq!(write(&ingest, everything).await, (0, 2_650));
+        ingest.crash_for_tests();
+    }
+}

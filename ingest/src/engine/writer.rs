@@ -485,8 +485,8 @@ fn store(
                 rejected,
             });
             if accepted > 0 {
-                let mut head = [0; 10];
-                let parts = write.record_parts(&kept_here, &mut head)?;
+                let mut head = Vec::new();
+                let parts = write.record_parts(&kept_here, &mut head);
                 wal.append_parts(&parts).map_err(Error::Wal)?;
             }
             kept_at.push(kept_here);
