@@ -6,8 +6,10 @@
 //! generator threads); then the same rows inserted into ClickHouse as
 //! `JSONEachRow` from the same generator.
 //! Per point: lines/s acknowledged, acknowledgement latency, 503s, the
-//! server's CPU per thread, its peak RSS, WAL bytes and fsyncs per second,
-//! and checks that exactly the acknowledged messages were stored.
+//! server's CPU per thread, the machine's CPU split (user, system, iowait,
+//! and steal: a noisy neighbour on a VM shows there), the server's peak
+//! RSS, WAL bytes and fsyncs per second, and checks that exactly the
+//! acknowledged messages were stored.
 //!
 //! ```sh
 //! cargo build --release -p trackhouse && cargo build --release -p benches --bin ingest_load

@@ -80,6 +80,9 @@ pub struct PointResult {
     pub peak_rss: Option<u64>,
     /// Bytes the server caused to be written to storage over the point.
     pub disk_write_bytes: Option<u64>,
+    /// The whole machine's CPU over the point (server, generator and
+    /// anything else; steal is time the hypervisor gave other guests).
+    pub machine_cpu: procfs::MachineCpu,
     /// Trackhouse's `/metrics` moves over the point.
     pub ingest: Option<IngestDelta>,
     /// Largest `trackhouse_ingest_unflushed_rows` sampled (flushes overlapping intake).
@@ -164,6 +167,7 @@ struct Measured {
     generator_cpu_s: f64,
     peak_rss: Option<u64>,
     disk_write_bytes: Option<u64>,
+    machine_cpu: procfs::MachineCpu,
     peaks: Peaks,
     reads: Option<Reads>,
 }
@@ -184,6 +188,7 @@ async fn measure(
     let me = std::process::id();
     let generator_start = procfs::process_ticks(me)?;
     let disk_start = pid.and_then(procfs::write_bytes);
+    let machine_start = procfs::MachineTicks::now()?;
     let watch = pid.map(|pid| CpuWatch::start(pid, ticks)).transpose()?;
     let stop = CancellationToken::new();
     let sampler = sample(watch, metrics_base, stop.clone());
@@ -197,6 +202,7 @@ async fn measure(
     };
     let run = run?;
     let server_cpu = watch.map(CpuWatch::finish).transpose()?;
+    let machine_cpu = procfs::MachineTicks::now()?.since(machine_start);
     let generator_cpu_s =
         procfs::process_ticks(me)?.saturating_sub(generator_start) as f64 / ticks.max(1) as f64;
     let peak_rss = pid.and_then(|pid| procfs::status_bytes(pid, "VmHWM"));
@@ -210,6 +216,7 @@ async fn measure(
         generator_cpu_s,
         peak_rss,
         disk_write_bytes,
+        machine_cpu,
         peaks,
         reads,
     })
@@ -354,6 +361,7 @@ pub async fn trackhouse(
         generator_cpu_s: measured.generator_cpu_s,
         peak_rss: measured.peak_rss,
         disk_write_bytes: measured.disk_write_bytes,
+        machine_cpu: measured.machine_cpu,
         ingest: Some(ingest),
         max_unflushed_rows: measured.peaks.unflushed_rows,
         max_dedup_keys: measured.peaks.dedup_keys,
@@ -424,6 +432,7 @@ pub async fn clickhouse(
         generator_cpu_s: measured.generator_cpu_s,
         peak_rss: measured.peak_rss.filter(|_| rss_reset),
         disk_write_bytes: measured.disk_write_bytes,
+        machine_cpu: measured.machine_cpu,
         ingest: None,
         max_unflushed_rows: None,
         max_dedup_keys: None,

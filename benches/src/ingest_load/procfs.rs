@@ -85,6 +85,76 @@ pub fn write_bytes(pid: u32) -> Option<u64> {
         .find_map(|line| line.strip_prefix("write_bytes:")?.trim().parse().ok())
 }
 
+/// The machine's CPU time so far, all CPUs summed (the `cpu` line of
+/// `/proc/stat`), in ticks: user (with nice), system (with interrupts),
+/// idle, iowait, steal (taken by the hypervisor for other guests).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MachineTicks {
+    pub user: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub steal: u64,
+}
+
+impl MachineTicks {
+    /// Reads `/proc/stat`.
+    pub fn now() -> anyhow::Result<Self> {
+        let stat = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
+        Self::parse(&stat).context("parsing the cpu line of /proc/stat")
+    }
+
+    fn parse(stat: &str) -> Option<Self> {
+        let line = stat.lines().find(|line| line.starts_with("cpu "))?;
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().ok())
+            .collect::<Option<_>>()?;
+        // user nice system idle iowait irq softirq steal (guest time is
+        // inside user already).
+        let at = |i: usize| fields.get(i).copied().unwrap_or(0);
+        Some(Self {
+            user: at(0) + at(1),
+            system: at(2) + at(5) + at(6),
+            idle: at(3),
+            iowait: at(4),
+            steal: at(7),
+        })
+    }
+
+    /// The split of the time since `start`, each part as a share of all
+    /// of it (100 in all).
+    pub fn since(self, start: Self) -> MachineCpu {
+        let parts = [
+            self.user.saturating_sub(start.user),
+            self.system.saturating_sub(start.system),
+            self.iowait.saturating_sub(start.iowait),
+            self.steal.saturating_sub(start.steal),
+            self.idle.saturating_sub(start.idle),
+        ];
+        let total = parts.iter().sum::<u64>().max(1) as f64;
+        let share = |i: usize| 100.0 * parts[i] as f64 / total;
+        MachineCpu {
+            user: share(0),
+            system: share(1),
+            iowait: share(2),
+            steal: share(3),
+            idle: share(4),
+        }
+    }
+}
+
+/// The machine's CPU time over a span, in % of all its CPUs' time.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MachineCpu {
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
 /// Resets the process's peak resident memory (`VmHWM`) to its current one.
 pub fn reset_peak_rss(pid: u32) -> anyhow::Result<()> {
     let path = format!("/proc/{pid}/clear_refs");
@@ -216,6 +286,39 @@ mod tests {
     fn stat_lines_with_odd_names_parse() {
         let line = "4242 (tokio (rt) w) S 1 2 3 4 5 6 7 8 9 10 120 35 0 0 20 0 4 0 100";
         assert_eq!(parse_stat(line), Some(("tokio (rt) w".to_owned(), 155)));
+    }
+
+    #[test]
+    fn the_machines_cpu_line_splits_into_shares() {
+        let start = MachineTicks::parse("cpu  100 10 50 800 20 5 5 10 0 0\ncpu0 1 2 3\n").unwrap();
+        assert_eq!(
+            start,
+            MachineTicks {
+                user: 110,
+                system: 60,
+                idle: 800,
+                iowait: 20,
+                steal: 10
+            }
+        );
+        let end = MachineTicks {
+            user: 160,
+            system: 80,
+            idle: 810,
+            iowait: 30,
+            steal: 20,
+        };
+        assert_eq!(
+            end.since(start),
+            MachineCpu {
+                user: 50.0,
+                system: 20.0,
+                iowait: 10.0,
+                steal: 10.0,
+                idle: 10.0
+            }
+        );
+        assert!(MachineTicks::now().unwrap().idle > 0);
     }
 
     #[test]

@@ -204,13 +204,25 @@ pub fn throughput_table(results: &[PointResult]) -> String {
 
 /// Server CPU per thread name, the busiest first, in % of one core.
 pub fn cpu_table(results: &[PointResult]) -> String {
-    let mut out = String::from("| point | server threads (% of one core) |\n|---|---|\n");
+    let mut out = String::from(
+        "| point | server threads (% of one core) | machine: user / system / iowait / steal / idle (% of all CPUs) |\n|---|---|---|\n",
+    );
     for r in results {
         let threads = r
             .server_cpu
             .as_ref()
             .map_or_else(|| "-".to_owned(), |c| c.top(6));
-        let _ = writeln!(out, "| {} | {threads} |", name(r));
+        let m = r.machine_cpu;
+        let _ = writeln!(
+            out,
+            "| {} | {threads} | {:.0} / {:.0} / {:.1} / {:.1} / {:.0} |",
+            name(r),
+            m.user,
+            m.system,
+            m.iowait,
+            m.steal,
+            m.idle
+        );
     }
     out
 }
