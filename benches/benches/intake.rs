@@ -17,6 +17,11 @@
 //!   runs between), and with 10,000 here they stayed in them (58 ns a
 //!   point against about 380 in the server's profile; 100,000 take
 //!   190-260).
+//! - `writer/admit`: the writer thread's dedup of a write whose messages
+//!   are all new (`DedupIndex::admit`, through `ingest::stages::DedupFleet`):
+//!   100,000 trackers sending a message a second, interleaved, their
+//!   partitions loaded; the keys counted off as flushed every million
+//!   messages.
 //!
 //! Throughput is in messages. What these leave out of a request: HTTP,
 //! resolving device ids, the writer thread (dedup, WAL, fsync), the flusher.
@@ -132,7 +137,34 @@ fn stages(c: &mut Criterion) {
         )
     });
     group.finish();
+
+    // The writer thread's share: each message settled by the dedup index.
+    let mut group = c.benchmark_group("writer");
+    group.throughput(Throughput::Elements(LINES as u64));
+    group.bench_function("admit", |b| {
+        let fleet = std::cell::RefCell::new(ingest::stages::DedupFleet::new(DEDUP_FLEET));
+        let mut writes = 0_u64;
+        b.iter_batched(
+            || {
+                let mut fleet = fleet.borrow_mut();
+                writes += 1;
+                // The flusher counts rows off about every million.
+                if writes % 1_000 == 0 {
+                    fleet.flush();
+                }
+                fleet.next_write(LINES)
+            },
+            |keys| fleet.borrow_mut().admit(&keys),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
 }
+
+/// Trackers of the writer's benchmark: ten times the load generator's, so
+/// that their partitions are out of the caches as the server's are (as
+/// [`FLEET`]).
+const DEDUP_FLEET: u64 = 100_000;
 
 /// Trackers of the live-trails fleet: ten times the load generator's, so
 /// that their rings are out of the caches as the server's are.

@@ -87,6 +87,11 @@ impl Key {
 struct MemKeys {
     /// In order of [`MemKeys::order`].
     run: Vec<Key>,
+    /// The run's last key, kept beside it: the writer's usual insert
+    /// compares with it, and it lies with the partition's other fields
+    /// rather than at the end of the run's memory, one cache miss a
+    /// message fewer (decision 151).
+    last: Option<Key>,
     /// Those that came after a later one.
     late: Set<Key>,
 }
@@ -129,7 +134,7 @@ impl MemKeys {
     /// Adds `key`; `false` when it was there.
     #[inline]
     fn insert(&mut self, key: Key, day: i64) -> bool {
-        match self.run.last() {
+        match &self.last {
             Some(last) if Self::order(last, day) >= Self::order(&key, day) => {
                 !self.contains(&key, day) && self.late.insert(key)
             }
@@ -138,6 +143,7 @@ impl MemKeys {
             _ if !self.late.is_empty() && self.late.contains(&key) => false,
             _ => {
                 self.run.push(key);
+                self.last = Some(key);
                 true
             }
         }
@@ -148,6 +154,7 @@ impl MemKeys {
         match self.find(key, day) {
             Some(at) => {
                 self.run.remove(at);
+                self.last = self.run.last().copied();
                 true
             }
             None => self.late.remove(key),
@@ -172,6 +179,7 @@ impl MemKeys {
             }
             !is_gone
         });
+        self.last = self.run.last().copied();
         not_in_run.extend(next);
         if !self.late.is_empty() {
             taken.extend(not_in_run.into_iter().filter(|key| self.late.remove(key)));
@@ -988,6 +996,7 @@ mod tests {
                     }
                     prop_assert_eq!(keys.len(), model.len());
                     prop_assert!(keys.run.windows(2).all(|w| id(w[0]) < id(w[1])));
+                    prop_assert_eq!(keys.last, keys.run.last().copied());
                     for t in 0..40 {
                         for h in 0..3 {
                             let k = key(t, h);

@@ -84,3 +84,88 @@ fn sink(root: &Path) -> Result<ParquetSink> {
         FooterMetrics::default(),
     )
 }
+
+/// The writer's deduplication index over a fleet whose trackers each send
+/// a message a second, interleaved across writes (as the load generator's
+/// do): every tracker's partition loaded with no stored rows, as after the
+/// loader read it. What the writer thread does for each message of a group
+/// is [`DedupFleet::admit`].
+#[derive(Debug)]
+pub struct DedupFleet {
+    index: crate::dedup::DedupIndex,
+    trackers: u64,
+    /// Messages made so far: message `n` is of tracker `n * 7,919 %
+    /// trackers`, at second `n / trackers`.
+    made: u64,
+    /// Keys admitted since the last [`DedupFleet::flush`].
+    admitted: Vec<crate::batch::DedupKey>,
+}
+
+/// Inner columns' keys of every message of the fleet: eight names.
+const FLEET_NAMES: [u64; 8] = [11, 22, 33, 44, 55, 66, 77, 88];
+/// The fleet's first message time: 2024-06-02T00:00:00Z.
+const FLEET_START_MS: i64 = 1_717_286_400_000;
+
+impl DedupFleet {
+    /// `trackers` trackers (7,919 must be prime to it), their partitions of
+    /// the first day loaded.
+    pub fn new(trackers: u64) -> Self {
+        let mut index = crate::dedup::DedupIndex::new(
+            crate::DEFAULT_DEDUP_MAX_ENTRIES,
+            Some(Default::default()),
+            crate::DEFAULT_DEDUP_RECENT.as_millis() as i64,
+        );
+        let day = crate::batch::day_of(FLEET_START_MS);
+        for tracker in 0..trackers {
+            index.load((tracker as i64, day), None, []);
+        }
+        Self {
+            index,
+            trackers,
+            made: 0,
+            admitted: Vec::new(),
+        }
+    }
+
+    /// The keys of the next `count` messages.
+    pub fn next_write(&mut self, count: usize) -> Vec<crate::batch::DedupKey> {
+        let keys = (self.made..self.made + count as u64)
+            .map(|n| {
+                let tracker = ((n * 7_919) % self.trackers) as i64;
+                let time = FLEET_START_MS + (n / self.trackers) as i64 * 1_000;
+                let hash = xxhash_rust::xxh3::xxh3_64(&n.to_le_bytes());
+                ((tracker, crate::batch::day_of(time)), time, hash)
+            })
+            .collect();
+        self.made += count as u64;
+        keys
+    }
+
+    /// Settles each of `keys` as the writer does ([`DedupIndex::admit`]
+    /// with the engine's limit of inner names); answers how many were new.
+    ///
+    /// [`DedupIndex::admit`]: crate::dedup::DedupIndex::admit
+    pub fn admit(&mut self, keys: &[crate::batch::DedupKey]) -> usize {
+        let limit = crate::DEFAULT_MAX_INNER_NAMES_PER_DAY;
+        let mut new = 0;
+        for &(partition, time, hash) in keys {
+            let admitted = self
+                .index
+                .admit(partition, time, hash, &FLEET_NAMES, limit, false);
+            if admitted == crate::dedup::Admitted::New {
+                new += 1;
+                self.admitted.push((partition, time, hash));
+            }
+        }
+        new
+    }
+
+    /// Counts off every key admitted since the last flush as in the sink,
+    /// as the flusher does once their rows are written.
+    pub fn flush(&mut self) {
+        self.admitted
+            .sort_unstable_by_key(|&(partition, _, _)| partition);
+        self.index.flushed(&self.admitted);
+        self.admitted.clear();
+    }
+}
