@@ -891,17 +891,18 @@ impl Preparer {
         };
         let mut encoding = Encoding::with_buffer(rows, buffer);
         let (needs, stored) = shared.screen(&encoding.keys);
-        // A write the screen found mostly stored (a retransmission) is
-        // written plain, with just the entries kept: not compressed.
-        let level = shared.config.wal_zstd_level;
-        if level != 0 && stored.iter().filter(|&&known| known).count() * 2 < stored.len() {
-            encoding.compress(level);
-        }
         let loading = needs.and_then(|needs| {
             let (done, read) = tokio::sync::oneshot::channel();
             let request = loader::Request { needs, done };
             self.loads.send(request).is_ok().then_some(read)
         });
+        // The WAL record compressed while the loader reads, unless the
+        // screen found the write mostly stored (a retransmission): that
+        // one is written plain, with just the entries kept.
+        let level = shared.config.wal_zstd_level;
+        if level != 0 && stored.iter().filter(|&&known| known).count() * 2 < stored.len() {
+            encoding.compress(level);
+        }
         // The batches are built while the loader reads.
         let (prepared, mut rows) = encoding.prepare_keeping_rows(&stored)?;
         if rows.capacity() <= POOLED_ROWS {
