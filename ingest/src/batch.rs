@@ -97,7 +97,7 @@ impl Encoded {
         head: &'a mut Vec<u8>,
     ) -> Vec<&'a [u8]> {
         if let Some(block) = &self.compressed
-            && kept.len() * 2 >= self.ends.len()
+            && crate::record::keeps_enough(kept.len(), self.ends.len())
         {
             crate::record::compressed_head(head, self.ends.len(), self.bytes.len(), kept);
             return vec![head.as_slice(), block.as_slice()];

@@ -900,7 +900,8 @@ impl Preparer {
         // screen found the write mostly stored (a retransmission): that
         // one is written plain, with just the entries kept.
         let level = shared.config.wal_zstd_level;
-        if level != 0 && stored.iter().filter(|&&known| known).count() * 2 < stored.len() {
+        let screened_new = stored.iter().filter(|&&known| !known).count();
+        if level != 0 && crate::record::keeps_enough(screened_new, stored.len()) {
             encoding.compress(level);
         }
         // The batches are built while the loader reads.

@@ -36,6 +36,15 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
+/// Whether a record keeping `kept` of a write's `sent` entries is worth
+/// its compressed form (the whole write's frame plus the dropped indices):
+/// when it keeps at least half. The request's thread compresses a write
+/// only if the dedup screen leaves it so; the writer, which knows what it
+/// keeps, asks again.
+pub(crate) fn keeps_enough(kept: usize, sent: usize) -> bool {
+    kept * 2 >= sent
+}
+
 /// `bytes` compressed at zstd `level` into one frame (no checksum: the
 /// record's CRC covers it), with a context kept by the calling thread.
 pub(crate) fn compress(bytes: &[u8], level: i32) -> std::io::Result<Vec<u8>> {

@@ -443,6 +443,9 @@ fn store(
         let since = dedup.tick();
         let mut read_ahead = false;
         let limit = shared.config.max_inner_names_per_day;
+        // The head of each write's record (its count, or its compressed
+        // form's), one buffer for the group.
+        let mut head = Vec::new();
         for (at, write) in writes.iter().enumerate() {
             let mut kept_here = Vec::with_capacity(write.keys().len());
             let mut rejected = Vec::new();
@@ -485,7 +488,6 @@ fn store(
                 rejected,
             });
             if accepted > 0 {
-                let mut head = Vec::new();
                 let parts = write.record_parts(&kept_here, &mut head);
                 wal.append_parts(&parts).map_err(Error::Wal)?;
             }
